@@ -1,0 +1,31 @@
+"""Packaging for irinnov: reads settings.ini (nbdev 2) with configparser, no pkg_resources."""
+from configparser import ConfigParser
+import setuptools
+
+cfg = ConfigParser(delimiters=["="])
+cfg.read("settings.ini", encoding="utf-8")
+cfg = cfg["DEFAULT"]
+
+requirements = cfg.get("requirements", "").split()
+dev_requirements = cfg.get("dev_requirements", "").split()
+console_scripts = [s for s in cfg.get("console_scripts", "").split() if s]
+
+setuptools.setup(
+    name=cfg["lib_name"],
+    version=cfg["version"],
+    description=cfg["description"],
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    author=cfg["author"],
+    author_email=cfg["author_email"],
+    license="Apache-2.0",
+    url=cfg["git_url"],
+    keywords=cfg["keywords"].split(),
+    python_requires=">=" + cfg["min_python"],
+    packages=setuptools.find_packages(include=["irinnov", "irinnov.*"]),
+    include_package_data=True,
+    install_requires=requirements,
+    extras_require={"dev": dev_requirements},
+    entry_points={"console_scripts": console_scripts, "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
+    zip_safe=False,
+)
