@@ -1,0 +1,100 @@
+"""Build the documentation site offline, without Quarto: nbdev's notebook processing, then nbconvert to HTML.
+
+Quarto cannot be installed on our machines (PyPI's quarto-cli downloads its binary at install time), so the
+tested site is built with nbdev's own processors (`nbdev_proc_nbs`: directives removed, hidden cells dropped,
+`show_doc` rendered) and nbconvert's HTML exporter, with MathJax served from the `jupyter-server-mathjax`
+package instead of a CDN. Figures are embedded as data URIs, so every page stands alone.
+
+Usage: python tests/docsite.py [OUT_DIR]   (default _docs_offline/)
+"""
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def sidebar() -> list[tuple[str, list[str]]]:
+    "Sections and notebook names in the order of nbs/sidebar.yml (only notebooks that exist)."
+    spec = yaml.safe_load((ROOT / "nbs" / "sidebar.yml").read_text())["website"]["sidebar"]["contents"]
+    out = []
+    for sec in spec:
+        names = [n for n in sec["contents"] if (ROOT / "nbs" / n).exists()]
+        if names: out.append((sec["section"], names))
+    return out
+
+
+def _front_matter(nb) -> dict:
+    "Title and description from nbdev's front-matter raw cell (or the first `# heading` and `> summary`)."
+    for cell in nb.cells:
+        if cell.cell_type == "raw" and cell.source.startswith("---"):
+            fm = yaml.safe_load(cell.source.strip().strip("-")) or {}
+            return {"title": str(fm.get("title", "")), "description": str(fm.get("description", ""))}
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            m = re.search(r"^# (.+)$", cell.source, re.M)
+            d = re.search(r"^> (.+)$", cell.source, re.M)
+            if m: return {"title": m.group(1).strip(), "description": d.group(1).strip() if d else ""}
+    return {"title": "", "description": ""}
+
+
+def _nav(current: str, titles: dict) -> str:
+    parts = ['<nav class="irinnov-nav" style="padding:0.6rem 1rem;border-bottom:1px solid #ddd;font-family:sans-serif;font-size:0.9rem">',
+             '<a href="index.html"><b>irinnov</b></a>']
+    for sec, names in sidebar():
+        links = []
+        for n in names:
+            stem = Path(n).stem
+            label = html.escape(titles.get(stem, stem))
+            style = ' style="font-weight:bold"' if stem == current else ""
+            links.append(f'<a class="irinnov-page" href="{stem}.html"{style}>{label}</a>')
+        parts.append(f' &nbsp;|&nbsp; <span>{html.escape(sec)}:</span> ' + " · ".join(links))
+    parts.append("</nav>")
+    return "".join(parts)
+
+
+def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[Path]:
+    "Process the notebooks with nbdev and write one self-contained HTML page per notebook into `out`."
+    from nbconvert import HTMLExporter
+    import jupyter_server_mathjax
+
+    out = Path(out)
+    if proc:
+        subprocess.run([str(Path(sys.executable).with_name("nbdev_proc_nbs"))], cwd=ROOT, check=True,
+                       capture_output=True)
+    procdir = ROOT / "_proc"
+    if out.exists(): shutil.rmtree(out)
+    out.mkdir(parents=True)
+    shutil.copytree(Path(jupyter_server_mathjax.__file__).parent / "static", out / "mathjax")
+    exporter = HTMLExporter(template_name="lab")
+    exporter.mathjax_url = "mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
+    exporter.exclude_input_prompt = exporter.exclude_output_prompt = True
+    nbs = {Path(n).stem: nbformat.read(procdir / n, as_version=4) for _, names in sidebar() for n in names}
+    titles = {stem: _front_matter(nb)["title"] or stem for stem, nb in nbs.items()}
+    pages = []
+    for stem, nb in nbs.items():
+        fm = _front_matter(nb)
+        nb.cells = [c for c in nb.cells if not (c.cell_type == "raw" and c.source.startswith("---"))]
+        body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": fm["title"] or stem}})
+        body = re.sub(r'href="([\w.-]+)\.ipynb(#[^"]*)?"', lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)
+        header = (f'<header style="padding:1rem 1rem 0 1rem"><h1 class="irinnov-title">{html.escape(fm["title"] or stem)}</h1>'
+                  + (f'<p class="irinnov-description"><em>{html.escape(fm["description"])}</em></p>' if fm["description"] else "")
+                  + "</header>")
+        body = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + _nav(stem, titles) + header, body, count=1)
+        page = out / f"{stem}.html"
+        page.write_text(body)
+        pages.append(page)
+    return pages
+
+
+if __name__ == "__main__":
+    pages = build(sys.argv[1] if len(sys.argv) > 1 else ROOT / "_docs_offline")
+    print(f"{len(pages)} pages written to {pages[0].parent}")
