@@ -1,0 +1,332 @@
+"""irinnov.infotheory against SPEC §5.7's worked examples and a brute-force enumeration of document pairs."""
+from collections import Counter
+from math import log2
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, HealthCheck, strategies as st
+from scipy.stats import kendalltau
+
+from irinnov.trec import prepare
+from irinnov.infotheory import (information_tau, conditional_information_tau, information_tau_from_kendall, ric,
+                                ric_counts, joint_ric, information_difference, information_differences)
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def hb(p):
+    return 0.0 if p <= 0 or p >= 1 else -(p * log2(p) + (1 - p) * log2(1 - p))
+
+
+def lists_to_runs(lists):
+    rows = [(s, q, d, float(len(ds) - k)) for s, tl in lists.items() for q, ds in tl.items() for k, d in enumerate(ds)]
+    return pd.DataFrame(rows, columns=["system", "query", "doc", "score"])
+
+
+QRELS2 = pd.DataFrame([("t1", d, 1) for d in "abc"] + [("t1", d, 0) for d in "xyz"]
+                      + [("t2", d, 1) for d in "ef"] + [("t2", d, 0) for d in "gh"], columns=["query", "doc", "grade"])
+RUNS2 = lists_to_runs({"S1": {"t1": list("auxbyz"), "t2": list("egfh")}, "S2": {"t1": list("xyu")},
+                       "S3": {"t1": list("xyza"), "t2": list("hgfe")}, "S4": {"t1": list("bcx"), "t2": list("fe")},
+                       "S5": {"t1": list("xayb")}})
+QRELS3 = pd.DataFrame([("t3", "h", 2), ("t3", "m1", 1), ("t3", "m2", 1), ("t3", "n1", 0), ("t3", "n2", 0)],
+                      columns=["query", "doc", "grade"])
+RUNS3 = lists_to_runs({"G1": {"t3": ["m1", "h", "v", "n1", "m2", "n2"]}, "G2": {"t3": ["h", "n1", "m1"]},
+                       "G3": {"t3": ["n1", "n2", "m2", "h"]}})
+
+
+# ---------------------------------------------------------------- brute force (independent of the library)
+def bf_entropy(samples):
+    n = len(samples)
+    return -sum(c / n * log2(c / n) for c in Counter(samples).values())
+
+
+def bf_levels(qrels, topic, graded, threshold):
+    q = qrels[qrels["query"] == topic].groupby("doc")["grade"].max()
+    return {d: (g if g >= threshold else 0) if graded else int(g >= threshold) for d, g in q.items()}
+
+
+def bf_positions(runs, topic, system, levels, depth=None):
+    "Retained positions: trec_eval order, depth cut, unjudged dropped, truncated after the last relevant."
+    r = runs[(runs["system"] == system) & (runs["query"] == topic)]
+    rows = sorted(((float(np.float32(s)), d) for d, s in zip(r["doc"], r["score"])), key=lambda x: x[1], reverse=True)
+    rows = sorted(rows, key=lambda x: -x[0])
+    docs = [d for _, d in rows][:depth] if depth else [d for _, d in rows]
+    kept = [d for d in docs if d in levels]
+    rel = [k for k, d in enumerate(kept) if levels[d] > 0]
+    kept = kept[:rel[-1] + 1] if rel else []
+    return {d: k for k, d in enumerate(kept)}
+
+
+def bf_samples(runs, qrels, topic, systems, graded=True, threshold=1, depth=None):
+    "(Q, R_1..R_n) over every ordered pair of judged documents with different levels."
+    lv = bf_levels(qrels, topic, graded, threshold)
+    pos = [bf_positions(runs, topic, s, lv, depth) for s in systems]
+    inf = float("inf")
+    out = []
+    for i in lv:
+        for j in lv:
+            if i == j or lv[i] == lv[j]: continue
+            q = 1 if lv[i] > lv[j] else -1
+            rs = []
+            for p in pos:
+                a, b = p.get(i, inf), p.get(j, inf)
+                rs.append(0 if a == b else (1 if a < b else -1))
+            out.append((q, tuple(rs)))
+    return out
+
+
+def bf_mi(samples):
+    if not samples: return 0.0
+    return bf_entropy([q for q, _ in samples]) + bf_entropy([r for _, r in samples]) - bf_entropy(samples)
+
+
+def bf_cond(samples, k_target, k_given):
+    "I(Q; R_target | R_given) by entropies."
+    if not samples: return 0.0
+    Z = [tuple(r[k] for k in k_given) for _, r in samples]
+    X = [r[k_target] for _, r in samples]
+    Q = [q for q, _ in samples]
+    return (bf_entropy(list(zip(Q, Z))) + bf_entropy(list(zip(X, Z))) - bf_entropy(list(zip(Q, X, Z)))
+            - bf_entropy(Z))
+
+
+def evaluated_topics(qrels, threshold=1):
+    g = qrels.groupby("query")["grade"].max()
+    return sorted(g[g >= threshold].index)
+
+
+def random_campaign(seed, n_sys=None, n_topics=None):
+    rng = np.random.default_rng(seed)
+    S = n_sys or int(rng.integers(1, 5))
+    Q = n_topics or int(rng.integers(1, 3))
+    runs, qrels = [], []
+    for q in range(Q):
+        pool = [f"d{k}" for k in range(int(rng.integers(3, 10)))]
+        judged = rng.random(len(pool)) < 0.75
+        for d, j in zip(pool, judged):
+            if j: qrels.append((f"t{q}", d, int(rng.choice([-1, 0, 0, 1, 1, 2]))))
+        for s in range(S):
+            if rng.random() < 0.15: continue                       # no list for this topic
+            n = int(rng.integers(1, len(pool) + 1))
+            docs = rng.choice(pool, n, replace=False)
+            for d in docs: runs.append((f"s{s}", f"t{q}", str(d), float(rng.integers(0, 4))))
+    if not runs: runs.append(("s0", "t0", "d0", 1.0))
+    if not qrels: qrels.append(("t0", "d0", 1))
+    return (pd.DataFrame(runs, columns=["system", "query", "doc", "score"]),
+            pd.DataFrame(qrels, columns=["query", "doc", "grade"]))
+
+
+# ---------------------------------------------------------------- information tau (Example 1, Theorem 1)
+R = pd.Series(dict(A=.40, B=.30, C=.20, D=.10))
+S = pd.Series(dict(A=.35, B=.40, C=.10, D=.20))
+T = pd.Series(dict(A=.50, B=.50, C=.20, D=.10))
+
+
+def test_example1():
+    assert information_tau(R, S) == pytest.approx(1 - hb(2 / 3), abs=1e-12)
+    assert round(information_tau(R, S), 6) == 0.081704
+    assert information_tau(R, T) == pytest.approx(5 / 6, abs=1e-12)
+    assert information_tau(R, T, ties="drop") == pytest.approx(1, abs=1e-12)
+    assert round(information_tau(S, T), 6) == 0.231727
+    assert information_tau(S, T, ties="drop") == pytest.approx(information_tau_from_kendall(3 / 5), abs=1e-12)
+    assert round(information_tau(S, T, ties="drop"), 6) == 0.278072
+    assert conditional_information_tau(R, S, T) == pytest.approx(1 / 6, abs=1e-12)
+    assert conditional_information_tau(R, S, T, ties="drop") == pytest.approx(0, abs=1e-12)
+    assert conditional_information_tau(R, S, R) == pytest.approx(0, abs=1e-12)
+    assert conditional_information_tau(R, R, S) == pytest.approx(hb(1 / 3), abs=1e-12)
+    assert information_tau(R, R) == pytest.approx(1, abs=1e-12)
+    u = pd.Series([1, 1, 1, 0, 0, 0.], index=list("abcdef"))
+    assert information_tau(u, u) == pytest.approx(-(2 * .3 * log2(.3) + .4 * log2(.4)), abs=1e-12)
+
+
+def test_theorem1_table():
+    taus = [1, 0.9, 0.8, 0.5, 1 / 3, 0, -0.5, -1]
+    want = [1, 0.713603, 0.531004, 0.188722, 0.081704, 0, 0.188722, 1]
+    assert np.round(information_tau_from_kendall(taus), 6).tolist() == want
+    from scipy.optimize import brentq
+    assert round(brentq(lambda t: information_tau_from_kendall(t) - 0.9, 0, 1, xtol=1e-14), 6) == 0.974026
+    assert round(brentq(lambda t: information_tau_from_kendall(t) - 0.25, 0, 1, xtol=1e-14), 6) == 0.570997
+    with pytest.raises(ValueError, match="tau"):
+        information_tau_from_kendall(1.2)
+
+
+@SETTINGS
+@given(st.integers(2, 12), st.integers(0, 10 ** 6))
+def test_theorem1_property(n, seed):
+    rng = np.random.default_rng(seed)
+    a, b = rng.permutation(n).astype(float), rng.permutation(n).astype(float)
+    tau = kendalltau(a, b).statistic
+    assert information_tau(pd.Series(a), pd.Series(b)) == pytest.approx(information_tau_from_kendall(tau), abs=1e-12)
+    # even in tau: reversing one ranking changes nothing; strictly increasing transforms change nothing
+    assert information_tau(pd.Series(a), pd.Series(-b)) == pytest.approx(information_tau(pd.Series(a), pd.Series(b)), abs=1e-12)
+    assert information_tau(pd.Series(np.exp(a)), pd.Series(b ** 3)) == pytest.approx(
+        information_tau(pd.Series(a), pd.Series(b)), abs=1e-12)
+
+
+@SETTINGS
+@given(st.integers(3, 10), st.integers(0, 10 ** 6))
+def test_ties_properties(n, seed):
+    rng = np.random.default_rng(seed)
+    r, s, t = (pd.Series(rng.integers(0, 4, n).astype(float)) for _ in range(3))
+    v = information_tau(r, s)
+    assert 0 <= v <= log2(3) + 1e-12
+    assert v == pytest.approx(information_tau(s, r), abs=1e-12)                       # symmetric
+    # ties="drop" follows Theorem 1 with tau_A on the pairs tied in neither ranking
+    i, j = np.triu_indices(n, 1)
+    x, y = np.sign(r.values[i] - r.values[j]), np.sign(s.values[i] - s.values[j])
+    keep = (x != 0) & (y != 0)
+    if keep.any():
+        tau_a = (x[keep] * y[keep]).sum() / keep.sum()
+        assert information_tau(r, s, "drop") == pytest.approx(information_tau_from_kendall(tau_a), abs=1e-12)
+    else:
+        assert np.isnan(information_tau(r, s, "drop"))
+    # chain rule: I(X_r; X_s, X_t) = ι(r, t) + ι(r, s | t), with the joint term by brute force over ordered pairs
+    xr, xs, xt = (np.sign(z.values[i] - z.values[j]) for z in (r, s, t))
+    samples = [(a, (b, c)) for a, b, c in zip(xr, xs, xt)] + [(-a, (-b, -c)) for a, b, c in zip(xr, xs, xt)]
+    assert bf_mi(samples) == pytest.approx(information_tau(r, t) + conditional_information_tau(r, s, t), abs=1e-12)
+    assert conditional_information_tau(r, s, r) == pytest.approx(0, abs=1e-12)
+
+
+def test_tau_inputs_and_errors():
+    assert information_tau(list("ABCD"), list("BADC")) == pytest.approx(information_tau_from_kendall(1 / 3), abs=1e-12)
+    assert information_tau(dict(a=1, b=2, c=3), pd.Series(dict(c=9, b=5, a=1))) == pytest.approx(1, abs=1e-12)
+    with pytest.raises(ValueError, match="1 item"):
+        information_tau(R, S.drop("A"))
+    with pytest.raises(ValueError, match="at least 2"):
+        information_tau(["x"], ["x"])
+    with pytest.raises(ValueError, match="NaN"):
+        information_tau(R, S.replace(.35, np.nan))
+    with pytest.raises(ValueError, match="ties"):
+        information_tau(R, S, ties="x")
+
+
+# ---------------------------------------------------------------- RIC (Examples 2 and 3)
+def test_example2_ric():
+    t = ric(RUNS2, QRELS2)
+    want = [[(7 / 9) * (1 - hb(5 / 7)), 1 - hb(3 / 4)], [0, 0], [1, 1], [2 / 3, 1], [(8 / 9) * (1 - hb(3 / 8)), 0]]
+    np.testing.assert_allclose(t.values, want, atol=1e-12)
+    assert t.attrs["measure"] == "RIC" and t.index.name == "system" and list(t.columns) == ["t1", "t2"]
+    np.testing.assert_allclose(t.mean(axis=1).round(6), [0.147592, 0, 1, 0.833333, 0.020252])
+    s = ric(RUNS2, QRELS2, signed=True)
+    assert s.loc["S3", "t1"] == -1 and round(s.loc["S5", "t1"], 6) == -0.040503
+    k = ric_counts(RUNS2, QRELS2)
+    got = {(r.system, r.query): (r.c, r.d, r.u) for r in k.itertuples()}
+    assert got[("S1", "t1")] == (5, 2, 2) and got[("S2", "t1")] == (0, 0, 9) and got[("S3", "t1")] == (0, 9, 0)
+    assert got[("S4", "t1")] == (6, 0, 3) and got[("S5", "t1")] == (3, 5, 1) and got[("S1", "t2")] == (3, 1, 0)
+    assert (k.c + k.d + k.u == k.n_pairs).all()
+
+
+def test_example3_graded():
+    g, b = ric(RUNS3, QRELS3)["t3"], ric(RUNS3, QRELS3, graded=False)["t3"]
+    np.testing.assert_allclose(g.values, [1 - hb(3 / 4), (7 / 8) * (1 - hb(5 / 7)), 1 - hb(1 / 8)], atol=1e-12)
+    np.testing.assert_allclose(b.values, [1 - hb(5 / 6), (5 / 6) * (1 - hb(3 / 5)), 1], atol=1e-12)
+    assert ric_counts(RUNS3, QRELS3)[["c", "d", "u"]].values.tolist() == [[6, 2, 0], [5, 2, 1], [1, 7, 0]]
+    assert round(joint_ric(RUNS3, QRELS3, systems=["G1", "G2"]).iloc[0], 6) == 0.298795
+    assert round(information_difference(RUNS3, QRELS3, "G1", "G2").iloc[0], 6) == 0.289099
+    assert round(joint_ric(RUNS3, QRELS3, systems=["G1", "G2"], graded=False).iloc[0], 6) == 0.459148
+    assert round(information_difference(RUNS3, QRELS3, "G1", "G2", graded=False).iloc[0], 6) == 0.544110
+
+
+def test_example2_joint_and_id():
+    c = prepare(RUNS2, QRELS2)
+    j = joint_ric(c, systems=["S1", "S5"])
+    assert j.iloc[0] == pytest.approx(1 - 5 / 9 * hb(3 / 5) - 1 / 9, abs=1e-12)
+    assert round(j.mean(), 6) == 0.269097
+    idf = information_differences(c, pairs=[("S1", "S5"), ("S1", "S4"), ("S1", "S2"), ("S3", "S4"), ("S4", "S5"), ("S1", "S1")])
+    want = [[0.551979, 0.188722], [1.226872, 0.811278], [0.106462, 0.188722], [0.333333, 0], [0.680633, 1], [0, 0]]
+    np.testing.assert_allclose(idf.values.round(6), want)
+    assert round(idf.iloc[0].mean(), 6) == 0.370350
+    assert joint_ric(c, systems=["S1", "S2", "S3", "S4", "S5"]).tolist() == [1.0, 1.0]
+    assert round(joint_ric(c, systems=["S4", "S5"]).iloc[0], 6) == 0.693901
+
+
+def test_ric_properties():
+    qrels = pd.DataFrame([("q", d, g) for d, g in [("r1", 2), ("r2", 1), ("r3", 1), ("n1", 0), ("n2", 0), ("n3", -2)]],
+                         columns=["query", "doc", "grade"])
+    perfect = lists_to_runs({"P": {"q": ["r1", "r2", "r3", "n1"]}, "W": {"q": ["n3", "n2", "n1", "r3", "r2", "r1"]},
+                             "E": {"q": ["n1", "n2", "u"]}})
+    t = ric(perfect, qrels)["q"]
+    assert t["P"] == pytest.approx(1) and t["W"] == pytest.approx(1) and t["E"] == 0
+    assert ric(perfect, qrels, signed=True)["q"]["W"] == pytest.approx(-1)
+    # inserting unjudged documents, adding a non-relevant tail, renaming documents: RIC unchanged
+    base = lists_to_runs({"A": {"q": ["n1", "r2", "r1", "n2", "r3"]}})
+    noisy = lists_to_runs({"A": {"q": ["u1", "n1", "u2", "r2", "r1", "u3", "n2", "r3", "n3", "u4"]}})
+    assert ric(base, qrels).iloc[0, 0] == pytest.approx(ric(noisy, qrels).iloc[0, 0], abs=1e-15)
+    ren = {d: d + "x" for d in qrels.doc}
+    assert ric(base.assign(doc=base.doc.map(ren)), qrels.assign(doc=qrels.doc.map(ren))).iloc[0, 0] == pytest.approx(
+        ric(base, qrels).iloc[0, 0], abs=1e-15)
+    # depth cuts count unjudged documents
+    assert ric(noisy, qrels, depth=5).iloc[0, 0] == pytest.approx(
+        ric(lists_to_runs({"A": {"q": ["n1", "r2", "r1"]}}), qrels).iloc[0, 0], abs=1e-15)
+    with pytest.raises(ValueError, match="threshold"):
+        ric(base, qrels, threshold=0)
+
+
+@SETTINGS
+@given(st.integers(0, 10 ** 6), st.booleans(), st.sampled_from([None, 2, 4]))
+def test_ric_matches_brute_force(seed, graded, depth):
+    runs, qrels = random_campaign(seed)
+    c = prepare(runs, qrels)
+    t = ric(c, graded=graded, depth=depth)
+    k = ric_counts(c, graded=graded, depth=depth)
+    assert list(t.columns) == evaluated_topics(qrels)
+    assert ((t.values >= 0) & (t.values <= 1 + 1e-12)).all()
+    assert (k.c + k.d + k.u == k.n_pairs).all()
+    for s in t.index:
+        for q in t.columns:
+            want = bf_mi(bf_samples(runs, qrels, q, [s], graded=graded, depth=depth))
+            assert t.loc[s, q] == pytest.approx(want, abs=1e-12)
+
+
+@SETTINGS
+@given(st.integers(0, 10 ** 6), st.booleans())
+def test_joint_and_id_match_brute_force(seed, graded):
+    runs, qrels = random_campaign(seed, n_sys=3)
+    c = prepare(runs, qrels)
+    systems = list(c.systems)
+    single = ric(c, graded=graded)
+    joint_all = joint_ric(c, systems=systems, graded=graded)
+    for q in single.columns:
+        samples = bf_samples(runs, qrels, q, systems, graded=graded)
+        assert joint_all[q] == pytest.approx(bf_mi(samples), abs=1e-12)
+        assert joint_all[q] <= 1 + 1e-12
+        assert all(joint_all[q] >= single.loc[s, q] - 1e-12 for s in systems)          # joint ≥ every member
+    pairs = [(a, b) for a in systems for b in systems]
+    idf = information_differences(c, pairs=pairs, graded=graded)
+    for a, b in pairs:
+        j2 = joint_ric(c, systems=[a, b], graded=graded)
+        assert (j2 <= joint_all + 1e-12).all()                                       # ≤ joint of a superset
+        for q in single.columns:
+            samples = bf_samples(runs, qrels, q, [a, b], graded=graded)
+            want = bf_cond(samples, 0, [1]) + bf_cond(samples, 1, [0])
+            assert idf.loc[(a, b), q] == pytest.approx(want, abs=1e-9)
+            assert idf.loc[(a, b), q] == pytest.approx(idf.loc[(b, a), q], abs=1e-12)  # symmetric
+            assert idf.loc[(a, b), q] == pytest.approx(2 * j2[q] - single.loc[a, q] - single.loc[b, q], abs=1e-12)
+            assert idf.loc[(a, b), q] >= 0
+        if a == b:
+            assert (idf.loc[(a, b)] == 0).all()
+    # joint of one system is its RIC; order and duplicates do not matter
+    for s in systems:
+        np.testing.assert_allclose(joint_ric(c, systems=[s, s], graded=graded).values, single.loc[s].values, atol=1e-12)
+    np.testing.assert_allclose(joint_ric(c, systems=systems[::-1], graded=graded).values, joint_all.values, atol=1e-15)
+
+
+def test_id_with_empty_run_is_ric():
+    assert information_difference(RUNS2, QRELS2, "S1", "S2").tolist() == pytest.approx(
+        ric(RUNS2, QRELS2).loc["S1"].tolist(), abs=1e-12)
+
+
+def test_errors():
+    c = prepare(RUNS2, QRELS2)
+    with pytest.raises(ValueError, match="systems"):
+        joint_ric(c, systems=[])
+    with pytest.raises(ValueError, match="unknown"):
+        joint_ric(c, systems=["S1", "nope"])
+    with pytest.raises(ValueError, match="unknown"):
+        information_difference(c, a="S1", b="nope")
+    many = lists_to_runs({f"s{k:02d}": {"t1": ["a", "x"]} for k in range(40)})
+    with pytest.raises(ValueError, match="39"):
+        joint_ric(many, QRELS2, systems=[f"s{k:02d}" for k in range(40)])
+    assert joint_ric(many, QRELS2, systems=[f"s{k:02d}" for k in range(39)]).iloc[0] == pytest.approx(
+        ric(many, QRELS2).iloc[0, 0], abs=1e-12)

@@ -1,0 +1,221 @@
+"""Parity of irinnov.metrics with trec_eval: pytrec-eval-terrier on generated campaigns, and trec_eval's own test files."""
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from irinnov import metrics as M
+from irinnov.trec import prepare, read_qrels, read_run
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+MIRROR = Path(os.environ.get("IRINNOV_MIRROR", Path(__file__).resolve().parents[2] / "shared" / "data"))
+TREC_EVAL_TEST = MIRROR / "github" / "usnistgov" / "trec_eval" / "test"
+
+
+def campaign(seed: int, n_sys: int = 6, n_top: int = 8, depth: int = 40, pool: int = 60, ties: float = 0.5):
+    """A random campaign with everything trec_eval is touchy about.
+
+    Heavy score ties (few distinct values), scores that differ only beyond float32 precision, doc ids that sort
+    differently as strings and as numbers, short and empty lists, topics a system skips, unjudged documents,
+    negative grades (-1, -2), topics with no relevant document, topics only in the runs."""
+    rng = np.random.default_rng(seed)
+    topics = [f"t{i}" for i in range(n_top)]
+    docs = np.array([f"d{i}" for i in range(pool)] + [f"D{i}" for i in range(pool // 4)] + [f"d{i}x" for i in range(5)])
+    q_rows = []
+    for j, t in enumerate(topics):
+        judged = rng.choice(len(docs), size=rng.integers(1, len(docs) // 2), replace=False)
+        kind = j % 4
+        for i, d in enumerate(judged):
+            if i == 0:        # every topic has a grade >= 0 (trec_eval crashes on a topic whose grades are all < 0)
+                g = 0
+            elif kind == 3:     # a topic with no relevant document
+                g = rng.choice([0, -2])
+            else:
+                g = rng.choice([-2, -1, 0, 0, 0, 1, 1, 2, 3])
+            q_rows.append((t, docs[d], int(g)))
+    qrels = pd.DataFrame(q_rows, columns=["query", "doc", "grade"])
+    r_rows = []
+    for s in range(n_sys):
+        for t in topics + ["extra"]:
+            if rng.random() < 0.15: continue            # system skips the topic
+            n = int(rng.integers(0, depth + 1)) if rng.random() < 0.5 else depth
+            if n == 0: continue
+            chosen = rng.choice(len(docs), size=min(n, len(docs)), replace=False)
+            if rng.random() < ties:
+                base = rng.integers(0, 4, size=len(chosen)).astype(np.float64) / 4 + 0.1
+            else:
+                base = rng.random(len(chosen))
+            # scores equal in float32, different in float64
+            tiny = rng.random(len(chosen)) < 0.3
+            score = base + np.where(tiny, rng.integers(1, 5, size=len(chosen)) * 1e-12, 0.0)
+            for d, sc in zip(chosen, score):
+                r_rows.append((f"sys{s}", t, docs[d], float(sc)))
+    runs = pd.DataFrame(r_rows, columns=["system", "query", "doc", "score"])
+    return runs, qrels
+
+
+def pytrec(runs, qrels, measures, threshold=1):
+    "pytrec_eval's value per (system, topic), as a dict {(system, topic, measure): value}."
+    qd = {}
+    for q, d, g in qrels.itertuples(index=False): qd.setdefault(q, {})[d] = int(g)
+    ev = pytrec_eval.RelevanceEvaluator(qd, set(measures), relevance_level=threshold)
+    out = {}
+    for s, g in runs.groupby("system"):
+        rd = {}
+        for q, d, sc in g[["query", "doc", "score"]].itertuples(index=False): rd.setdefault(q, {})[d] = float(sc)
+        for q, vals in ev.evaluate(rd).items():
+            for m, v in vals.items(): out[(s, q, m)] = v
+    return out
+
+
+def ours(c, threshold=1, k=5):
+    "Our tables keyed by trec_eval's measure names."
+    t = threshold
+    return {f"P_{k}": M.precision(c, k=k, threshold=t), f"recall_{k}": M.recall(c, k=k, threshold=t),
+            "map": M.average_precision(c, threshold=t), f"map_cut_{k}": M.average_precision(c, depth=k, threshold=t),
+            "ndcg": M.ndcg(c), f"ndcg_cut_{k}": M.ndcg(c, k=k), "recip_rank": M.reciprocal_rank(c, threshold=t),
+            "Rprec": M.r_precision(c, threshold=t), "bpref": M.bpref(c, threshold=t)}
+
+
+def check_parity(runs, qrels, threshold=1, k=5):
+    c = prepare(runs, qrels)
+    tabs = ours(c, threshold, k)
+    measures = [m.replace(f"_{k}", f".{k}") if m[-1].isdigit() else m for m in tabs]
+    ref = pytrec(runs, qrels, measures, threshold)
+    # the topics averaged over: qrels topics with a document of grade >= threshold
+    want = sorted(qrels.loc[qrels.grade >= threshold, "query"].unique())
+    n = 0
+    for m, tab in tabs.items():
+        if m.startswith("ndcg"):
+            assert tab.columns.tolist() == sorted(qrels.loc[qrels.grade >= 1, "query"].unique())
+        else:
+            assert tab.columns.tolist() == want, m
+        assert tab.index.tolist() == sorted(runs.system.unique())
+        for s in tab.index:
+            for q in tab.columns:
+                expected = ref.get((s, q, m), 0.0)
+                assert abs(tab.loc[s, q] - expected) <= 1e-12, (m, s, q, tab.loc[s, q], expected)
+                n += 1
+    return n
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_parity_seeded(seed):
+    runs, qrels = campaign(seed, ties=[0.0, 0.5, 1.0][seed % 3])
+    assert check_parity(runs, qrels, k=[1, 5, 10][seed % 3]) > 0
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31 - 1), threshold=st.sampled_from([1, 2]), k=st.sampled_from([1, 3, 10, 50]),
+       depth=st.integers(1, 30), ties=st.floats(0, 1))
+def test_parity_property(seed, threshold, k, depth, ties):
+    runs, qrels = campaign(seed, n_sys=3, n_top=5, depth=depth, pool=30, ties=ties)
+    if not (qrels.grade >= threshold).any(): return
+    check_parity(runs, qrels, threshold=threshold, k=k)
+
+
+def test_float32_ties_decide():
+    # a's score is larger in float64 but equal in float32: trec_eval's float order puts c (doc id desc) first
+    runs = pd.DataFrame({"system": "s", "query": "1", "doc": ["a", "c", "b"], "score": [0.1 + 1e-12, 0.1, 0.5]})
+    qrels = pd.DataFrame({"query": "1", "doc": ["a", "b", "c"], "grade": [1, 0, 0]})
+    assert M.reciprocal_rank(runs, qrels).loc["s", "1"] == 1 / 3
+    assert pytrec(runs, qrels, ["recip_rank"])[("s", "1", "recip_rank")] == 1 / 3
+    c64 = prepare(runs, qrels, score_dtype="float64")
+    assert M.reciprocal_rank(c64).loc["s", "1"] == 1 / 2
+
+
+def brute_rbp(ranked_grades, p, threshold=1, graded_max=None):
+    total = 0.0
+    for i, g in enumerate(ranked_grades):
+        gain = (max(g, 0) / graded_max) if graded_max else float(g >= threshold)
+        total += (1 - p) * p ** i * gain
+    return total
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rbp_brute_force(seed):
+    runs, qrels = campaign(seed)
+    c = prepare(runs, qrels)
+    r = c.runs
+    grade = {(q, d): g for q, d, g in qrels.itertuples(index=False)}
+    top = qrels.grade.max()
+    for graded in (False, True):
+        tab = M.rbp(c, p=0.7, graded=graded)
+        for (s, q), g in r[r["query"].isin(tab.columns)].groupby(["system", "query"]):
+            gs = [grade.get((q, d), 0) for d in g.sort_values("rank").doc]
+            assert abs(tab.loc[s, q] - brute_rbp(gs, 0.7, graded_max=top if graded else None)) < 1e-12
+        # systems that skip a topic score 0 there
+        have = set(zip(r.system, r["query"]))
+        for s in tab.index:
+            for q in tab.columns:
+                if (s, q) not in have: assert tab.loc[s, q] == 0
+
+
+def test_evaluate_matches_functions():
+    runs, qrels = campaign(3)
+    c = prepare(runs, qrels)
+    e = M.evaluate(c, measures=["AP", "P@5", "P(rel=2)@5", "nDCG@10", "RR", "R-prec", "bpref", "RBP(p=0.5)", "R@20",
+                                "map_cut_10"])
+    assert e.columns.tolist() == ["AP", "P@5", "P(rel=2)@5", "nDCG@10", "RR", "R-prec", "bpref", "RBP(p=0.5)",
+                                  "R@20", "AP@10"]
+    np.testing.assert_allclose(e["P(rel=2)@5"], M.precision(c, k=5, threshold=2).mean(axis=1), atol=1e-15)
+    np.testing.assert_allclose(e["AP@10"], M.average_precision(c, depth=10).mean(axis=1), atol=1e-15)
+    pt = M.evaluate(c, measures=["AP", "bpref"], per_topic=True)
+    np.testing.assert_allclose(pt["AP"].unstack().values, M.average_precision(c).values, atol=1e-15)
+    # RR@3 = RR on each list's top 3
+    np.testing.assert_allclose(M.evaluate(c, measures=["RR@3"])["RR@3"],
+                               M.reciprocal_rank(c.truncate(3)).mean(axis=1), atol=1e-15)
+
+
+def test_bad_arguments():
+    runs, qrels = campaign(0)
+    with pytest.raises(ValueError, match="k must"): M.precision(runs, qrels, k=0)
+    with pytest.raises(ValueError, match="threshold must"): M.average_precision(runs, qrels, threshold=0.5)
+    with pytest.raises(ValueError, match="p must"): M.rbp(runs, qrels, p=0)
+    with pytest.raises(ValueError, match="qrels are required"): M.ndcg(runs)
+    with pytest.raises(ValueError, match="unknown measure"): M.evaluate(runs, qrels, measures=["ERR@10"])
+
+
+# ---- trec_eval's own test suite -------------------------------------------------------------------------------
+
+def _trec_eval_out(path):
+    "trec_eval output lines `measure  query  value` as {(measure, query): float}."
+    out = {}
+    for line in Path(path).read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            try: out[(parts[0], parts[1])] = float(parts[2])
+            except ValueError: pass
+    return out
+
+
+@pytest.mark.skipif(not (TREC_EVAL_TEST / "out.test.aq").exists(), reason="trec_eval test files not in the mirror")
+def test_trec_eval_test_suite():
+    runs = read_run(TREC_EVAL_TEST / "results.test", tag=True)
+    qrels = read_qrels(TREC_EVAL_TEST / "qrels.test")
+    c = prepare(runs, qrels)
+    expected = _trec_eval_out(TREC_EVAL_TEST / "out.test.aq")
+    tabs = {"map": M.average_precision(c), "Rprec": M.r_precision(c), "bpref": M.bpref(c),
+            "recip_rank": M.reciprocal_rank(c), "ndcg": M.ndcg(c)}
+    for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000):
+        tabs[f"P_{k}"] = M.precision(c, k=k)
+        tabs[f"recall_{k}"] = M.recall(c, k=k)
+        tabs[f"map_cut_{k}"] = M.average_precision(c, depth=k)
+        tabs[f"ndcg_cut_{k}"] = M.ndcg(c, k=k)
+    checked = 0
+    for m, tab in tabs.items():
+        for q in list(tab.columns) + ["all"]:
+            if (m, q) not in expected: continue
+            value = tab.loc["STANDARD"].mean() if q == "all" else tab.loc["STANDARD", q]
+            assert abs(value - expected[(m, q)]) <= 5e-5 + 1e-12, (m, q, value, expected[(m, q)])
+            checked += 1
+    assert checked >= 4 * len(tabs)     # three topics and the mean, for every measure
+    # and the summary file without -q
+    summary = _trec_eval_out(TREC_EVAL_TEST / "out.test")
+    for m in ("map", "Rprec", "bpref", "recip_rank", "P_5", "P_10", "P_1000"):
+        assert round(tabs[m].loc["STANDARD"].mean(), 4) == summary[(m, "all")], m

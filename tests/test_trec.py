@@ -1,0 +1,265 @@
+"""Reading TREC files: bad input, compression, naming, the trec_eval order, other inputs, campaign consistency."""
+import functools
+import gzip
+from collections import namedtuple
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from irinnov.trec import (NO_GRADE, PAD, UNJUDGED, TrecFormatError, as_qrels, as_runs, order_runs, prepare,
+                          read_qrels, read_run, read_runs, system_name, tie_report, write_run)
+
+
+def write(path: Path, text: str, gz: bool = False) -> Path:
+    data = text.encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+RUN = "1 Q0 a 1 0.5 tagA\n1 Q0 b 2 0.5 tagA\n1 Q0 c 3 0.9 tagA\n2 Q0 a 1 3 tagA\n"
+
+
+# ---- bad input: the file and the line ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, where, what", [
+    ("1 Q0 a 1 0.5 t\n1 Q0 b 2 0.4\n", ":2:", "expected 6 columns"),
+    ("1 Q0 a 1 0.5 t\n1 Q0 b 2 0.4 t extra\n", ":2:", "expected 6 columns"),
+    ("1 Q0 a 1 0.5 t\n\n1 Q0 b 2 high t\n", ":3:", "is not a number"),
+    ("1 Q0 a 1 nan t\n", ":1:", "NaN"),
+    ("1 Q0 a 1 0.5 t\n1 Q0 b 2 NaN t\n", ":2:", "NaN"),
+    ("1 Q0 a 1 0.5 t\n1 Q0 b 2 0.4 t\n1 Q0 a 3 0.3 t\n", ":3:", "duplicate run entry"),
+])
+def test_bad_run_lines(tmp_path, text, where, what):
+    for gz in (False, True):
+        f = write(tmp_path / ("bad.gz" if gz else "bad"), text, gz)
+        with pytest.raises(TrecFormatError) as e: read_run(f)
+        assert f"{f}{where}" in str(e.value) and what in str(e.value)
+
+
+def test_empty_run(tmp_path):
+    for text in ("", "\n\n  \n"):
+        with pytest.raises(TrecFormatError, match="empty run file"): read_run(write(tmp_path / "e", text))
+    with pytest.raises(FileNotFoundError): read_run(tmp_path / "missing")
+
+
+def test_duplicates_first(tmp_path):
+    f = write(tmp_path / "d", "1 Q0 a 1 0.5 t\n1 Q0 b 2 0.4 t\n1 Q0 a 3 0.3 t\n")
+    df = read_run(f, duplicates="first")
+    assert df.doc.tolist() == ["a", "b"] and df.score.tolist() == [0.5, 0.4]
+    with pytest.raises(ValueError, match="duplicates"): read_run(f, duplicates="last")
+
+
+@pytest.mark.parametrize("text, where, what", [
+    ("1 0 a 1\n1 0 b 1.5\n", ":2:", "not an integer"),
+    ("1 0 a 1\n1 0 b x\n", ":2:", "not an integer"),
+    ("1 0 a 1\n1 0 b\n", ":2:", "expected 4 columns"),
+    ("1 0 a 1\n1 0 b 0\n1 0 a 2\n", ":3:", "judged twice with different grades"),
+])
+def test_bad_qrels(tmp_path, text, where, what):
+    f = write(tmp_path / "q", text)
+    with pytest.raises(TrecFormatError) as e: read_qrels(f)
+    assert f"{f}{where}" in str(e.value) and what in str(e.value)
+
+
+def test_qrels_forms(tmp_path):
+    f = write(tmp_path / "q.gz", "1 0 a 2\n1 Q0 b 0\n1 0.5 c -2\n2\t0   d 1\n", gz=True)
+    q = read_qrels(f)
+    assert q.to_dict("list") == {"query": ["1", "1", "1", "2"], "doc": list("abcd"), "grade": [2, 0, -2, 1]}
+    with pytest.warns(UserWarning, match="repeated"):
+        assert len(read_qrels(write(tmp_path / "r", "1 0 a 1\n1 0 a 1\n"))) == 1
+    s = read_qrels(write(tmp_path / "s", "1 1 a 1\n1 2 a 0\n"), subtopics=True)
+    assert s.subtopic.tolist() == ["1", "2"]
+    with pytest.raises(TrecFormatError, match="empty qrels"): read_qrels(write(tmp_path / "e", ""))
+
+
+# ---- compression, names, tags -----------------------------------------------------------------------------------
+
+def test_gz_equals_plain(tmp_path):
+    a = read_run(write(tmp_path / "input.x", RUN))
+    b = read_run(write(tmp_path / "input.x.gz", RUN, gz=True))
+    pd.testing.assert_frame_equal(a, b)
+    # gzip is detected by content, not by name
+    c = read_run(write(tmp_path / "input.x.txt", RUN, gz=True), system="x")
+    pd.testing.assert_frame_equal(a, c)
+
+
+def test_system_names(tmp_path):
+    assert system_name("runs/input.bm25.gz") == "bm25"
+    assert system_name("runs/input.bm25") == "bm25"
+    assert system_name("runs/BERT") == "BERT"
+    assert system_name("x/run.gz") == "run"
+    assert system_name("input.") == "input."
+    f = write(tmp_path / "input.mine.gz", RUN, gz=True)
+    assert read_run(f).system.unique().tolist() == ["mine"]
+    assert read_run(f, system="other").system.unique().tolist() == ["other"]
+    assert read_run(f, tag=True).system.unique().tolist() == ["tagA"]
+    with pytest.raises(ValueError, match="either system= or tag"): read_run(f, system="x", tag=True)
+
+
+def test_whitespace_variants(tmp_path):
+    f = write(tmp_path / "w", "1\tQ0\ta\t1\t0.5\tt\r\n  1 Q0  b 2 0.25 t  \n")
+    assert read_run(f).doc.tolist() == ["a", "b"]
+
+
+def test_read_runs_dir_glob_list(tmp_path):
+    d = tmp_path / "runs"; d.mkdir()
+    write(d / "input.a.gz", RUN, gz=True)
+    write(d / "input.b", RUN.replace("tagA", "tagB"))
+    write(d / ".hidden", "junk")
+    by_dir = read_runs(d)
+    assert sorted(by_dir.system.unique()) == ["a", "b"] and len(by_dir) == 8
+    assert sorted(read_runs(str(d / "input.*")).system.unique()) == ["a", "b"]
+    assert sorted(read_runs([d / "input.a.gz"]).system.unique()) == ["a"]
+    assert sorted(read_runs(d, tag=True).system.unique()) == ["tagA", "tagB"]
+    write(d / "a", RUN)      # gives the system name "a" a second time
+    with pytest.raises(ValueError, match="already taken"): read_runs(d)
+    with pytest.raises(FileNotFoundError): read_runs(str(tmp_path / "nothing*"))
+
+
+def test_write_run_round_trip(tmp_path):
+    runs, _ = random_campaign(1)
+    for name in ("out", "out.gz"):
+        f = write_run(runs, tmp_path / name)
+        back = read_run(f, tag=True)
+        key = ["system", "query", "doc"]
+        pd.testing.assert_frame_equal(back.sort_values(key).reset_index(drop=True),
+                                      runs.sort_values(key).reset_index(drop=True), check_dtype=False)
+        # the file is in trec_eval order with ranks 1..n per list
+        lines = [l.split() for l in (gzip.decompress(f.read_bytes()) if name.endswith(".gz") else f.read_bytes()).decode().splitlines()]
+        ordered = order_runs(runs)
+        assert [l[2] for l in lines] == ordered.doc.tolist()
+        assert [int(l[3]) for l in lines] == ordered["rank"].tolist()
+
+
+# ---- the trec_eval order ----------------------------------------------------------------------------------------
+
+def trec_eval_cmp(a, b):
+    "trec_eval's comp_sim_docno on (float32 score, doc bytes): score desc, then doc id desc (strcmp)."
+    if a[0] > b[0]: return -1
+    if a[0] < b[0]: return 1
+    da, db = a[1].encode(), b[1].encode()
+    return (db > da) - (db < da)
+
+
+def random_campaign(seed, n_sys=4, n_top=5, depth=30):
+    rng = np.random.default_rng(seed)
+    docs = [f"d{i}" for i in range(50)] + [f"D{i}" for i in range(10)] + ["d1x", "d1y", "é1", "e1"]
+    rows = []
+    for s in range(n_sys):
+        for t in range(n_top):
+            n = int(rng.integers(1, depth))
+            chosen = rng.choice(len(docs), size=n, replace=False)
+            base = rng.integers(0, 5, size=n) / 3.0
+            score = base + np.where(rng.random(n) < 0.3, 1e-12, 0.0) - np.where(rng.random(n) < 0.2, base, 0)
+            score = np.where(rng.random(n) < 0.1, -score, score)
+            rows += [(f"s{s}", str(t + 1), docs[d], float(x)) for d, x in zip(chosen, score)]
+    runs = pd.DataFrame(rows, columns=["system", "query", "doc", "score"])
+    qrels = pd.DataFrame([(str(t + 1), docs[d], int(rng.choice([-2, 0, 0, 1, 2])))
+                          for t in range(n_top + 1) for d in rng.choice(len(docs), 25, replace=False)],
+                         columns=["query", "doc", "grade"])
+    return runs, qrels
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_order_is_trec_eval_order(seed):
+    runs, _ = random_campaign(seed)
+    ordered = order_runs(runs)
+    for (s, q), g in runs.groupby(["system", "query"]):
+        keys = [(np.float32(x), d) for d, x in zip(g.doc, g.score)]
+        want = [d for _, d in sorted(keys, key=functools.cmp_to_key(trec_eval_cmp))]
+        got = ordered[(ordered.system == s) & (ordered["query"] == q)]
+        assert got.doc.tolist() == want
+        assert got["rank"].tolist() == list(range(1, len(want) + 1))
+
+
+def test_order_matches_pytrec_eval():
+    "pytrec_eval's reciprocal rank of each document judged alone reveals its rank in trec_eval's order."
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    runs, _ = random_campaign(7, n_sys=2, n_top=3)
+    ordered = order_runs(runs)
+    for (s, q), g in ordered.groupby(["system", "query"]):
+        run = {q: dict(zip(g.doc, g.score.astype(float)))}
+        for d, r in zip(g.doc[:12], g["rank"][:12]):
+            ev = pytrec_eval.RelevanceEvaluator({q: {d: 1}}, {"recip_rank"})
+            assert ev.evaluate(run)[q]["recip_rank"] == pytest.approx(1 / r, abs=1e-15)
+
+
+def test_tie_report():
+    runs = pd.DataFrame({"system": ["a"] * 4 + ["b"] * 2, "query": ["1", "1", "1", "2", "1", "1"],
+                         "doc": list("wxyzwx"), "score": [1.0, 1.0 + 1e-12, 2.0, 1.0, 3.0, 2.0]})
+    rep = tie_report(runs)
+    assert rep.loc["a"].tolist() == [4, 2, 0.5] and rep.loc["b", "tied_rows"] == 0
+    assert tie_report(runs, score_dtype="float64").loc["a", "tied_rows"] == 0
+
+
+# ---- other inputs ------------------------------------------------------------------------------------------------
+
+def test_namedtuple_and_ir_measures_inputs():
+    ScoredDoc = namedtuple("ScoredDoc", "query_id doc_id score")
+    Qrel = namedtuple("Qrel", "query_id doc_id relevance iteration")
+    runs = as_runs([ScoredDoc("1", "a", 2), ScoredDoc("1", "b", 1.5)], system="bm25")
+    assert runs.to_dict("list") == {"system": ["bm25"] * 2, "query": ["1", "1"], "doc": ["a", "b"], "score": [2.0, 1.5]}
+    qrels = as_qrels([Qrel("1", "a", 1, "0"), Qrel("1", "b", 0, "0")])
+    assert qrels.grade.tolist() == [1, 0]
+    frame = pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0], "run_id": ["x"]})
+    assert as_runs(frame).system.tolist() == ["x"]
+    both = as_runs({"s1": [ScoredDoc("1", "a", 1.0)], "s2": frame.drop(columns="run_id")})
+    assert sorted(both.system) == ["s1", "s2"]
+    c = prepare([ScoredDoc("1", "a", 2), ScoredDoc("1", "b", 1.5)], [Qrel("1", "b", 1, "0")])
+    assert c.grades[0, 0].tolist() == [NO_GRADE, 1]
+    with pytest.raises(ValueError, match="non-integer grade"): as_qrels([Qrel("1", "a", 1.5, "0")])
+    with pytest.raises(ValueError, match="NaN"): as_runs([ScoredDoc("1", "a", float("nan"))])
+    with pytest.raises(ValueError, match="empty"): as_runs([])
+
+
+# ---- the campaign ------------------------------------------------------------------------------------------------
+
+def test_campaign_arrays_match_ordered_runs():
+    runs, qrels = random_campaign(3)
+    c = prepare(runs, qrels)
+    grade = {(q, d): g for q, d, g in qrels.itertuples(index=False)}
+    judged = set(qrels.doc)
+    o = c.runs
+    assert o.columns.tolist()[:4] == ["system", "query", "doc", "score"]
+    for (s, q), g in o[o["query"].isin(c.topics)].groupby(["system", "query"]):
+        si, ti = list(c.systems).index(s), list(c.topics).index(q)
+        n = len(g)
+        assert c.lengths[si, ti] == n
+        docs = [c.judged_docs[x] if x >= 0 else None for x in c.docs[si, ti, :n]]
+        assert docs == [d if d in judged else None for d in g.doc]
+        assert (c.docs[si, ti, :n] == UNJUDGED).sum() == sum(d not in judged for d in g.doc)
+        assert c.grades[si, ti, :n].tolist() == [grade.get((q, d), NO_GRADE) for d in g.doc]
+        assert (c.docs[si, ti, n:] == PAD).all() and (c.grades[si, ti, n:] == NO_GRADE).all()
+    # qrels topic 6 has no list from anyone
+    assert list(c.topics).count("6") == 1 and c.lengths[:, list(c.topics).index("6")].sum() == 0
+
+
+def test_subset_and_truncate_consistent():
+    from irinnov.metrics import average_precision, bpref, ndcg
+    runs, qrels = random_campaign(5)
+    c = prepare(runs, qrels)
+    sub = c.subset(systems=["s2", "s0"], topics=["3", "1"])
+    direct = prepare(runs[runs.system.isin(["s0", "s2"])], qrels[qrels["query"].isin(["1", "3"])])
+    for f in (average_precision, bpref, ndcg):
+        pd.testing.assert_frame_equal(f(sub).sort_index().sort_index(axis=1), f(direct), atol=1e-15)
+    t = c.truncate(5)
+    direct = prepare(order_runs(runs).query("rank <= 5")[["system", "query", "doc", "score"]], qrels)
+    for f in (average_precision, bpref, ndcg):
+        pd.testing.assert_frame_equal(f(t), f(direct), atol=1e-15)
+    assert len(t.runs) == len(direct.runs)
+    with pytest.raises(ValueError, match="depth"): c.truncate(0)
+    with pytest.raises(ValueError, match="unknown topic"): c.subset(topics=["nope"])
+
+
+def test_with_qrels_and_campaign_passthrough():
+    runs, qrels = random_campaign(2)
+    c = prepare(runs, qrels)
+    assert prepare(c) is c
+    with pytest.raises(ValueError, match="already holds"): prepare(c, qrels)
+    fewer = qrels.iloc[::2]
+    c2 = c.with_qrels(fewer)
+    np.testing.assert_array_equal(c2.grades, prepare(runs, fewer).grades)
