@@ -55,7 +55,7 @@ def generate(systems=100, topics=50, depth=1000, seed=0, out=HERE / "data" / "me
             idx, score = idx[order], score[order]
             pooled.update(idx[:pool_depth].tolist())
             tag = f"sys{s:03d}"
-            lines[s].extend(f"{qid} Q0 doc{cand[i]:07d} {r} {sc!r} {tag}\n" for r, (i, sc) in enumerate(zip(idx, score), 1))
+            lines[s].extend(f"{qid} Q0 doc{cand[i]:07d} {r} {float(sc)!r} {tag}\n" for r, (i, sc) in enumerate(zip(idx, score), 1))
         extra = np.flatnonzero(grade > 0)
         extra = extra[rng.random(len(extra)) < 0.2]
         for i in sorted(pooled | set(extra.tolist())):

@@ -477,3 +477,39 @@ def test_system_sampling_counts_and_subsets():
         idx = np.sort(rng.choice(6, 2, replace=False))
         ties += full.iloc[idx[0]] == full.iloc[idx[1]]
     assert out.excluded.iloc[0] == ties and out.trials.iloc[0] == 15
+
+
+# --------------------------------------------------------------------------- properties
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
+
+
+tables_st = arrays(np.float64, st.tuples(st.integers(3, 6), st.integers(3, 8)),
+                   elements=st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.75, 1.0]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(tables_st)
+def test_properties_of_pvalues(X):
+    t = table(X)
+    bon, holm = pairwise_pvalues(t, "t-bonferroni").to_numpy(), pairwise_pvalues(t, "t-holm").to_numpy()
+    iu = np.triu_indices(len(X), 1)
+    assert (holm[iu] <= bon[iu] + 1e-15).all()
+    assert ((bon[iu] >= 0) & (bon[iu] <= 1)).all()
+    # randomized HSD: a larger |mean difference| never gets a larger p-value
+    p = pairwise_pvalues(t, "randomized-tukey", B=50, seed=0).to_numpy()[iu]
+    d = np.abs(X.mean(1)[iu[0]] - X.mean(1)[iu[1]])
+    o = np.argsort(d, kind="stable")
+    assert (np.diff(p[o])[np.diff(d[o]) > 1e-9] <= 1e-15).all()
+    assert all(0 <= v <= 1 for v in p)
+
+
+@settings(max_examples=40, deadline=None)
+@given(arrays(np.float64, 6, elements=st.integers(0, 3).map(float)),
+       arrays(np.float64, 6, elements=st.integers(0, 3).map(float)))
+def test_properties_of_tau_ap(x, y):
+    a, b = pd.Series(x, index=list("abcdef")), pd.Series(y, index=list("abcdef"))
+    v = tau_ap(a, b)
+    if len(set(y)) > 1:
+        assert -1 - 1e-12 <= v <= 1 + 1e-12
+        assert abs(tau_ap(b, b) - 1) < 1e-12

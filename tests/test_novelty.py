@@ -204,12 +204,11 @@ def campaigns(draw):
                 rows.append((f"s{s}", q, d, float(draw(st.integers(0, 4)))))  # small score range: ties
     for s in ("s0", "s1"):  # at least two systems
         if s not in {r[0] for r in rows}: rows.append((s, topics[-1], "d8", 1.0))
-    qrows = []
+    qrows = [(topics[0], "d0", 1)]  # at least one relevant document (first: drop_duplicates keeps it)
     for q in topics:
         for d in pool:
             g = draw(st.sampled_from([None, None, -1, 0, 1, 1, 2]))
             if g is not None: qrows.append((q, d, g))
-    qrows.append((topics[0], "d0", 1))  # at least one relevant document
     runs = pd.DataFrame(rows, columns=["system", "query", "doc", "score"])
     qrels = pd.DataFrame(qrows, columns=["query", "doc", "grade"]).drop_duplicates(["query", "doc"])
     return runs, qrels
@@ -318,3 +317,19 @@ def test_threshold_equals_regrading_and_depth_none():
     np.testing.assert_array_equal(utility(runs, qrels).to_numpy(), utility(runs, qrels, depth=4).to_numpy())
     c = prepare(runs, qrels)
     np.testing.assert_array_equal(utility(c).to_numpy(), utility(runs, qrels).to_numpy())
+
+
+def test_swaps_property_10():
+    base = dict(A=["d1", "d2", "d3", "d4"], B=["d2", "d1", "d5", "d4"], C=["d1", "d6", "d2", "d7"])
+    before = document_utility(*example_a(**base)).set_index(["system", "doc"])["utility"]
+    up = document_utility(*example_a(**{**base, "C": ["d1", "d2", "d6", "d7"]})).set_index(["system", "doc"])["utility"]
+    assert up["C", "d2"] > before["C", "d2"]
+    assert up["A", "d2"] <= before["A", "d2"] and up["B", "d2"] <= before["B", "d2"]
+    others = [k for k in before.index if k[1] != "d2"]
+    np.testing.assert_array_equal(up[others].to_numpy(), before[others].to_numpy())
+    # one non-relevant document for another, or a grade change below the threshold: nothing moves
+    same = document_utility(*example_a(**{**base, "C": ["d1", "d4", "d2", "d9"]}))["utility"].to_numpy()
+    np.testing.assert_array_equal(same, before.to_numpy())
+    runs, qrels = example_a()
+    regr = qrels.assign(grade=qrels.grade.replace({0: -1, -2: 0}))
+    np.testing.assert_array_equal(utility(runs, regr).to_numpy(), utility(runs, qrels).to_numpy())

@@ -102,6 +102,21 @@ def test_system_names(tmp_path):
 def test_whitespace_variants(tmp_path):
     f = write(tmp_path / "w", "1\tQ0\ta\t1\t0.5\tt\r\n  1 Q0  b 2 0.25 t  \n")
     assert read_run(f).doc.tolist() == ["a", "b"]
+    ok = {"tabs": "1\tQ0\ta\t1\t0.5\tt\n1\tQ0\tb\t2\t0.25\tt\n",
+          "mixed": "1\tQ0 a\t1 0.5\tt\n1 Q0 b 2 0.25 t\n",
+          "crlf": "1 Q0 a 1 0.5 t\r\n1 Q0 b 2 0.25 t\r\n",
+          "blank lines": "\n1 Q0 a 1 0.5 t\n\n\n1 Q0 b 2 0.25 t",
+          "tabs and blank": "1\tQ0\ta\t1\t0.5\tt\n \n1\tQ0\tb\t2\t0.25\tt\n"}
+    for name, text in ok.items():
+        r = read_run(write(tmp_path / "ok", text), tag=True)
+        assert r.doc.tolist() == ["a", "b"] and r.system.tolist() == ["t", "t"] and r.score.tolist() == [0.5, 0.25], name
+    # a repeated separator must not hide a missing column (an empty field would shift the columns)
+    bad = {"double tab": "1\tQ0\t\ta\t1\t0.5\n", "double space": "1 Q0  a 1 0.5\n",
+           "trailing tab": "1\tQ0\ta\t1\t0.5\t\n", "leading tab": "\t1\tQ0\ta\t1\t0.5\n",
+           "trailing space": "1 Q0 a 1 0.5 \n", "leading space": " 1 Q0 a 1 0.5\n"}
+    for name, text in bad.items():
+        f = write(tmp_path / "bad", "1 Q0 z 1 0.9 t\n" + text)
+        with pytest.raises(TrecFormatError, match=r"bad:2: expected 6 columns"): read_run(f)
 
 
 def test_read_runs_dir_glob_list(tmp_path):
