@@ -1,10 +1,18 @@
-"""Let nbval compare notebooks cleaned by nbdev_clean.
+"""Let nbval compare notebooks cleaned by nbdev_clean, with the backend the stored outputs were made with.
 
 nbdev_clean removes execution counts (so diffs stay quiet), and nbval 0.11 treats a reference cell with
 outputs but no execution count as "unrun" and fails it. Before nbval compares, give such cells a count:
 their stored outputs are still compared exactly against a fresh run.
+
+The stored figure outputs come from Jupyter's inline backend (an image plus a `<Figure size ...>` text, which
+nbval compares). A non-interactive MPLBACKEND such as Agg in the caller's environment would make `plt.show()`
+print nothing, so the kernels nbval starts get the inline backend explicitly.
 """
+import os
+
 import nbval.plugin as _nbval
+
+os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
 
 _collect = _nbval.IPyNbFile.collect
 

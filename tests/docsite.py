@@ -68,8 +68,10 @@ def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[P
 
     out = Path(out)
     if proc:
-        subprocess.run([str(Path(sys.executable).with_name("nbdev_proc_nbs"))], cwd=ROOT, check=True,
-                       capture_output=True)
+        r = subprocess.run([str(Path(sys.executable).with_name("nbdev_proc_nbs"))], cwd=ROOT, capture_output=True,
+                           text=True)
+        if r.returncode:
+            raise RuntimeError(f"nbdev_proc_nbs failed (exit {r.returncode}):\n{r.stderr[-3000:]}")
     procdir = ROOT / "_proc"
     if out.exists(): shutil.rmtree(out)
     out.mkdir(parents=True)
