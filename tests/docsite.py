@@ -86,6 +86,8 @@ def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[P
         fm = _front_matter(nb)
         nb.cells = [c for c in nb.cells if not (c.cell_type == "raw" and c.source.startswith("---"))]
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": fm["title"] or stem}})
+        # the lab template loads require.js from a CDN for widgets; the pages have none and must work offline
+        body = body.replace(f'<script src="{exporter.require_js_url}"></script>', "")
         body = re.sub(r'href="([\w.-]+)\.ipynb(#[^"]*)?"', lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)
         header = (f'<header style="padding:1rem 1rem 0 1rem"><h1 class="irinnov-title">{html.escape(fm["title"] or stem)}</h1>'
                   + (f'<p class="irinnov-description"><em>{html.escape(fm["description"])}</em></p>' if fm["description"] else "")

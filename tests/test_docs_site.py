@@ -78,3 +78,24 @@ def test_math_is_typeset_locally(site, browser):
     has_mathjax = page.evaluate("typeof window.MathJax !== 'undefined'")
     page.close()
     assert has_mathjax, "MathJax did not load from the local copy"
+
+
+# the paper each method page is built on: its first author must be cited on the page
+CITED = {"10_rareness": "Türkmen", "11_novelty": "Fujii", "12_rpp": "Diaz", "13_asl": "Alex", "14_infotheory": "Golbus"}
+
+
+def test_every_page_has_a_summary_and_methods_cite_their_paper(site):
+    problems = []
+    for page in site:
+        text = page.read_text()
+        if 'class="irinnov-description"' not in text: problems.append(f"{page.name}: no one-line summary")
+        author = CITED.get(page.stem)
+        if author and author not in text: problems.append(f"{page.name}: does not cite {author}")
+    assert not problems, "\n".join(problems)
+
+
+def test_sidebar_groups_start_methods_tools():
+    sections = dict(sidebar())
+    assert list(sections) == ["Start", "Methods", "Tools"]
+    assert sections["Start"] == ["index.ipynb"]
+    assert sections["Methods"] == [f"{n}.ipynb" for n in CITED]
