@@ -1,10 +1,18 @@
-"""Timings of irinnov.meta on the TREC-COVID round 1 AP table (143 systems x 30 topics).
+"""Timings of irinnov.meta on the TREC-COVID round 1 AP table (143 systems x 30 topics), and ranx's tests on it.
 
-Run by hand:  IRINNOV_MIRROR=../shared/data python benchmarks/bench_meta.py
+Run by hand:  IRINNOV_MIRROR=../shared/data python benchmarks/bench_meta.py [--ranx-full]
 Targets (issue 3): randomized Tukey HSD with B=1000 <= 2 s; all paired t-tests well under 1 s;
 stability with 1000 trials <= 1 s. Also times scipy's per-value studentized range (the reason Tukey
-HSD tools are slow) against irinnov's vectorised one, on a sample of the pairs.
+HSD tools are slow) against irinnov's vectorised one, on a sample of the pairs, and ranx 0.3.21's
+statistical tests (`ranx.statistical_tests.compute_statistical_significance`, the part of `ranx.compare`
+after evaluation) fed the same AP table:
+- "student": scipy `ttest_rel` for every ordered pair (ranx tests (a, b) and (b, a)); p-values compared with ours;
+- "tukey": scipy `tukey_hsd` on the 143 per-topic AP vectors as independent groups (one-way, unpaired: not the
+  two-way HSD of irinnov's `tukey`); all 143 systems with --ranx-full (about 8 minutes here), else 40 systems;
+- "fisher": a per-pair paired randomization test (1000 permutations, numba), on 30 systems after a warm-up
+  call, extrapolated to all ordered pairs.
 """
+import sys
 import time
 import warnings
 
@@ -57,9 +65,48 @@ def main():
     ours = meta.studentized_range_sf(sample, S, df)
     rows.append((f"scipy studentized_range.sf, {len(sample)} values", ts,
                  f"{ts / len(sample) * len(q):.0f} s extrapolated to all pairs; max |ours - scipy| = {np.abs(ours - exact).max():.1e}"))
+    rows += ranx_rows(ap, full="--ranx-full" in sys.argv)
     w = max(len(r[0]) for r in rows)
     for name, t, note in rows:
         print(f"{name:<{w}}  {t:8.3f} s  {note}")
+
+
+def ranx_rows(ap, full=False):
+    "ranx's statistical tests on the same score table (ranx.compare minus its evaluation step)."
+    from importlib.metadata import version
+    from ranx.statistical_tests import compute_statistical_significance as css
+    names = list(ap.index)
+    scores = {s: {"AP": ap.loc[s].to_numpy()} for s in names}
+    S = len(names)
+    rows = []
+
+    def run(test, sub, **kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t0 = time.perf_counter()
+            out = css(sub, {s: scores[s] for s in sub}, stat_test=test, max_p=0.05, **kw)
+            return time.perf_counter() - t0, out
+
+    t, out = run("student", names)
+    ia, ib = np.triu_indices(S, 1)
+    X = ap.to_numpy()
+    raw = meta._t_pvalues(X[ia] - X[ib])                                       # our paired t before correction
+    theirs = np.array([out[frozenset([names[i], names[j]])]["AP"]["p_value"] for i, j in zip(ia, ib)])
+    ok = ~np.isnan(theirs)
+    rows.append((f"ranx 'student' ({S * (S - 1)} ordered pairs)", t,
+                 f"max |p_ranx - p_ours| = {np.abs(theirs[ok] - raw[ok]).max():.1e} over {ok.sum()} pairs "
+                 f"({(~ok).sum()} NaN in ranx: identical systems); ranx {version('ranx')}"))
+    k = S if full else 40
+    t, out = run("tukey", names[:k])
+    note = "one-way unpaired HSD via scipy.stats.tukey_hsd"
+    if k < S: note += f"; x{(S / k) ** 2:.1f} (pairs) extrapolates to {t * (S / k) ** 2:.0f} s for all {S}"
+    rows.append((f"ranx 'tukey', {k} systems", t, note))
+    run("fisher", names[:3], n_permutations=1000)                                  # numba compilation
+    k = 30
+    t, _ = run("fisher", names[:k], n_permutations=1000)
+    rows.append((f"ranx 'fisher' (1000 permutations), {k} systems", t,
+                 f"{t / (k * (k - 1)) * S * (S - 1):.0f} s extrapolated to all {S * (S - 1)} ordered pairs"))
+    return rows
 
 
 if __name__ == "__main__":

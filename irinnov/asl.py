@@ -263,7 +263,9 @@ def delta_sort(old, new, *, margin: float = 0.10, alpha: float = 0.05) -> pd.Ser
 def kendall(old, new) -> float:
     "Kendall τ-b between the system orderings of two measures (both oriented higher-is-better)."
     old, new = _aligned(old, new)
-    return float(stats.kendalltau(old.oriented.to_numpy(float), new.oriented.to_numpy(float)).statistic)
+    # as irinnov.meta.kendall_tau: means equal in exact arithmetic can differ in their last bits, so round them to tie
+    x, y = (np.round(m.oriented.to_numpy(float), 12) for m in (old, new))
+    return float(stats.kendalltau(x, y).statistic)
 
 def delta_value(old, new) -> float:
     "Mean over systems of new/old system score, both in precision space (ASL as 1/ASL); systems with old 0 skipped."

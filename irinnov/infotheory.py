@@ -5,16 +5,21 @@
 # %% ../nbs/14_infotheory.ipynb #6683c443
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 
 from .trec import Campaign, prepare, NO_GRADE
+from . import meta
+from .metrics import average_precision, ndcg
 
 # %% auto #0
-__all__ = ['information_tau_from_kendall', 'information_tau', 'conditional_information_tau', 'ric', 'ric_counts', 'joint_ric',
-           'information_differences', 'information_difference']
+__all__ = ['PAPER_TREC8', 'information_tau_from_kendall', 'information_tau', 'conditional_information_tau', 'ric', 'ric_counts',
+           'joint_ric', 'information_differences', 'information_difference', 'binned_pairs', 'same_group_summary',
+           'rank_correlations', 'reproduce_trec8']
 
 # %% ../nbs/14_infotheory.ipynb #3218eaf5
 def _hb(p) -> np.ndarray:
@@ -107,6 +112,15 @@ def _levels(g: np.ndarray, graded: bool, threshold: int) -> np.ndarray:
     g = np.asarray(g, dtype=np.int64)
     return np.where(g >= threshold, g, 0) if graded else (g >= threshold).astype(np.int64)
 
+def _oriented_pairs(levels: np.ndarray) -> tuple:
+    "Index arrays (I, J) of every pair of positions with levels[I] > levels[J] (no loop over levels or documents)."
+    levels = np.asarray(levels)
+    order = np.argsort(levels, kind="stable")
+    lower = np.searchsorted(levels[order], levels, side="left")    # documents at a lower level than each one
+    I = np.repeat(np.arange(len(levels)), lower)
+    J = order[np.arange(len(I)) - np.repeat(np.cumsum(lower) - lower, lower)]
+    return I, J
+
 class _Space:
     "Per (campaign, depth, graded, threshold): levels, truncated lists, RIC counts and retained ranks, built once."
     def __init__(self, c: Campaign, depth, graded: bool, threshold: int):
@@ -120,10 +134,9 @@ class _Space:
         self.G = G = len(vals)
         self.T = T = np.zeros((Q, G), np.int64)                # judged documents per topic and level
         np.add.at(T, (tq, self.li), 1)
-        self.N = np.zeros(Q, np.int64)                         # unordered pairs with different levels
-        for a in range(G):
-            for b in range(a + 1, G): self.N += T[:, a] * T[:, b]
+        self.N = ((T.sum(1) ** 2 - (T ** 2).sum(1)) // 2).astype(np.int64)   # Σ_{ℓ<ℓ'} T_ℓ T_ℓ'
         self.S, self.Q, self.tq, self.code, self.c = S, Q, tq, code, c
+        self.start = np.r_[0, np.cumsum(np.bincount(tq, minlength=Q))]     # judged rows of topic q: start[q]:start[q+1]
         judged = c.grades != NO_GRADE
         L = np.where(judged, np.searchsorted(vals, _levels(c.grades, graded, threshold)), -1)
         rel = L > 0
@@ -132,7 +145,6 @@ class _Space:
         self.ret = judged & (np.arange(D)[None, None, :] <= last[..., None])
         self.L = np.where(self.ret, L, -1).astype(np.int16)    # level of each retained document, -1 elsewhere
         self._counts = self._rho = None
-        self._pairs = {}
 
     def counts(self) -> tuple:
         "(c, d, u) as (S, Q) int64 arrays, by prefix counts per level (SPEC §5.3 item 16)."
@@ -146,9 +158,7 @@ class _Space:
                 cc += np.where(L > l, B, 0).sum(-1)
                 dd += np.where((L >= 0) & (L < l), B, 0).sum(-1)
                 U[..., l] = T[None, :, l] - (C[..., -1] if C.shape[-1] else 0)
-            uu = np.zeros((S, Q), np.int64)
-            for a in range(G):
-                for b in range(a + 1, G): uu += U[..., a] * U[..., b]
+            uu = ((U.sum(-1) ** 2 - (U ** 2).sum(-1)) // 2).astype(np.int64)   # Σ_{ℓ<ℓ'} U_ℓ U_ℓ'
             self._counts = (cc, dd, uu)
         return self._counts
 
@@ -162,29 +172,18 @@ class _Space:
             row = np.searchsorted(key, q_i.astype(np.int64) * nj + c.docs[s_i, q_i, k_i])
             self._rho = np.full((self.S, len(key)), _BIG, np.int32)
             self._rho[s_i, row] = rank
-            self.start = np.r_[0, np.cumsum(np.bincount(self.tq, minlength=self.Q))]
         return self._rho
 
-    def pairs(self, q: int) -> tuple:
-        "Oriented pairs of topic q (I: higher level, J: lower level) as row indices into `rho`."
-        if q not in self._pairs:
-            self.rho()
-            rows = np.arange(self.start[q], self.start[q + 1])
-            li = self.li[self.start[q]:self.start[q + 1]]
-            I, J = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-            for a in range(self.G):
-                for b in range(a):
-                    ia, ib = rows[li == a], rows[li == b]
-                    I.append(np.repeat(ia, len(ib))); J.append(np.tile(ib, len(ia)))
-            self._pairs[q] = (np.concatenate(I), np.concatenate(J))
-        return self._pairs[q]
-
-    def patterns(self, idx, q: int) -> np.ndarray:
-        "Run variables (n, N_q) int8 of systems `idx` on the oriented pairs of topic q (0 = null)."
-        I, J = self.pairs(q)
-        rho = self.rho()[idx]
-        RI, RJ = rho[:, I], rho[:, J]
-        return (RI < RJ).astype(np.int8) - (RJ < RI).astype(np.int8)
+    def split(self, idx: np.ndarray, q: int) -> tuple:
+        """Topic q seen by systems `idx`: the retained ranks (n, |A|) and levels of the judged documents that some of them
+        retain (A), and for each of those the number of documents no one retains (W) at a lower and at a higher level."""
+        rows = slice(self.start[q], self.start[q + 1])
+        rho, li = self.rho()[idx, rows], self.li[rows]
+        kept = (rho < _BIG).any(0)
+        w = np.bincount(li[~kept], minlength=self.G)
+        below, above = np.cumsum(w) - w, w.sum() - np.cumsum(w)
+        la = li[kept]
+        return rho[:, kept], la, below[la], above[la]
 
 def _space(c: Campaign, depth, graded, threshold) -> _Space:
     "The `_Space` of a campaign for these options, cached on the campaign object."
@@ -192,6 +191,15 @@ def _space(c: Campaign, depth, graded, threshold) -> _Space:
     key = (depth, bool(graded), int(threshold))
     if key not in cache: cache[key] = _Space(c, depth, graded, threshold)
     return cache[key]
+
+def _topics(c: Campaign, sp: _Space, threshold: int) -> np.ndarray:
+    "Topics RIC is defined on: evaluated (a relevant document) with at least one pair of levels; warns about the rest."
+    ev = c.evaluated(threshold)
+    flat = ev & (sp.N == 0)
+    if flat.any():
+        warnings.warn(f"RIC: {flat.sum()} topic(s) dropped because all their judged documents share one relevance "
+                      f"level (no pair to compare): {', '.join(c.topics[flat].astype(str)[:10])}", stacklevel=3)
+    return np.flatnonzero(ev & (sp.N > 0))
 
 def _ric_from_counts(c, d, N) -> np.ndarray:
     "RIC = (c+d)/N · (1 − H_b(c/(c+d))), 0 where c + d = 0 or N = 0."
@@ -209,17 +217,22 @@ def ric(runs, qrels=None, depth: int | None = None, graded: bool = True, thresho
     "Relevance information correlation I(Q; R_s) in bits: a score table of systems × evaluated topics."
     c = prepare(runs, qrels)
     sp = _space(c, depth, graded, threshold)
+    cols = _topics(c, sp, threshold)
     cc, dd, _ = sp.counts()
     v = _ric_from_counts(cc, dd, sp.N[None, :])
     if signed: v = np.sign(cc - dd) * v
-    return c.score_table(v, _measure("RIC", depth, graded) + (" signed" if signed else ""), threshold=threshold)
+    df = pd.DataFrame(v[:, cols], index=pd.Index(c.systems.astype(str), name="system"),
+                      columns=pd.Index(c.topics[cols].astype(str), name="query"))
+    df.attrs.update(measure=_measure("RIC", depth, graded) + (" signed" if signed else ""), higher_is_better=True,
+                    threshold=threshold)
+    return df
 
 def ric_counts(runs, qrels=None, depth: int | None = None, graded: bool = True, threshold: int = 1) -> pd.DataFrame:
     "The concordant, discordant and null pair counts behind RIC: one row per (system, evaluated topic)."
     c = prepare(runs, qrels)
     sp = _space(c, depth, graded, threshold)
     cc, dd, uu = sp.counts()
-    s_i, q_i = np.meshgrid(np.arange(sp.S), np.flatnonzero(c.evaluated(threshold)), indexing="ij")
+    s_i, q_i = np.meshgrid(np.arange(sp.S), _topics(c, sp, threshold), indexing="ij")
     s_i, q_i = s_i.ravel(), q_i.ravel()
     return pd.DataFrame({"system": c.systems[s_i].astype(str), "query": c.topics[q_i].astype(str),
                          "c": cc[s_i, q_i], "d": dd[s_i, q_i], "u": uu[s_i, q_i], "n_pairs": sp.N[q_i]})
@@ -236,23 +249,27 @@ def _system_idx(c: Campaign, systems, limit: int = 39) -> np.ndarray:
     if len(idx) > limit: raise ValueError(f"systems: at most {limit} distinct systems (int64 pattern codes), got {len(idx)}")
     return idx
 
-def _joint_mi(V: np.ndarray, N: int) -> float:
-    "I(Q; R_1..R_n) in bits from the run variables V (n, N_q) on the oriented pairs of a topic with N pairs."
-    if N == 0: return 0.0
-    V = V[:, (V != 0).any(0)]                          # all-null pairs contribute 0 bits
-    if V.shape[1] == 0: return 0.0
-    n = V.shape[0]
-    code = np.zeros(V.shape[1], np.int64)
-    for k in range(n): code += (V[k].astype(np.int64) + 1) * 3 ** k
+def _joint_mi(rho: np.ndarray, la: np.ndarray, below: np.ndarray, above: np.ndarray, N: int) -> float:
+    "I(Q; R_1..R_n) in bits on one topic with N pairs, from `_Space.split` (pattern counts, see the text)."
+    n, A = rho.shape
+    if N == 0 or A == 0: return 0.0
+    pow3 = 3 ** np.arange(n, dtype=np.int64)
+    I, J = _oriented_pairs(la)                                      # pairs inside A: enumerated
+    inside = pow3 @ (np.sign(rho[:, J] - rho[:, I]) + 1).astype(np.int64)
+    P = (rho < _BIG).astype(np.int64)                               # pairs of A with W: one pattern per document
+    codes = np.concatenate([inside, pow3 @ (1 + P), pow3 @ (1 - P)])
+    weights = np.concatenate([np.ones(len(I)), below, above]).astype(np.float64)
     if n <= 12:                                        # few patterns: count all of them, -v is the reversed code
-        cnt = np.bincount(code, minlength=3 ** n)
+        cnt = np.bincount(codes, weights, minlength=3 ** n)
         m = cnt + cnt[::-1]
         cnt, m = cnt[cnt > 0], m[cnt > 0]
     else:
-        u, cnt = np.unique(code, return_counts=True)
+        u, inv = np.unique(codes, return_inverse=True)
+        cnt = np.bincount(inv.ravel(), weights)
         neg = (3 ** n - 1) - u                         # the code of -v
         loc = np.minimum(np.searchsorted(u, neg), len(u) - 1)
         m = cnt + np.where(u[loc] == neg, cnt[loc], 0)
+        cnt, m = cnt[cnt > 0], m[cnt > 0]
     return float((cnt / N * (1 - _hb(cnt / m))).sum())
 
 def joint_ric(runs, qrels=None, systems=None, depth: int | None = None, graded: bool = True,
@@ -261,23 +278,40 @@ def joint_ric(runs, qrels=None, systems=None, depth: int | None = None, graded: 
     c = prepare(runs, qrels)
     idx = _system_idx(c, systems)
     sp = _space(c, depth, graded, threshold)
-    ev = np.flatnonzero(c.evaluated(threshold))
-    vals = [_joint_mi(sp.patterns(idx, q), int(sp.N[q])) for q in ev]
+    ev = _topics(c, sp, threshold)
+    vals = [_joint_mi(*sp.split(idx, q), int(sp.N[q])) for q in ev]
     return pd.Series(np.minimum(vals, 1.0), index=pd.Index(c.topics[ev].astype(str), name="query"),
                      name=_measure("joint RIC", depth, graded))
 
 # %% ../nbs/14_infotheory.ipynb #87440f0b
-def _pair_joint(P, Ng, npos, nneg, a, b, N) -> np.ndarray:
-    "I(Q; R_a, R_b) for arrays of pairs (a, b), from bit-packed +1 / −1 indicators and their counts."
-    pc = lambda x: np.bitwise_count(x).sum(-1, dtype=np.int64)
-    npp, nmm, npm, nmp = pc(P[a] & P[b]), pc(Ng[a] & Ng[b]), pc(P[a] & Ng[b]), pc(Ng[a] & P[b])
-    cells = ((npp, nmm), (npm, nmp),                                   # classes {v, -v} with v ≠ 0
-             (npos[a] - npp - npm, nneg[a] - nmp - nmm), (npos[b] - npp - nmp, nneg[b] - npm - nmm))
+def _pair_joint(cells: tuple, npos, nneg, a, b, N) -> np.ndarray:
+    "I(Q; R_a, R_b) for arrays of pairs (a, b), from the (+,+), (−,−), (+,−), (−,+) cells and the single-run counts."
+    npp, nmm, npm, nmp = cells
+    classes = ((npp, nmm), (npm, nmp),                                 # classes {v, -v} with v ≠ 0
+               (npos[a] - npp - npm, nneg[a] - nmp - nmm), (npos[b] - npp - nmp, nneg[b] - npm - nmm))
     tot = np.zeros(len(a))
-    for x, y in cells:
+    for x, y in classes:
         m = (x + y).astype(np.float64)
         tot += np.where(m > 0, m / N * (1 - _hb(x / np.where(m > 0, m, 1))), 0.0)
     return tot
+
+_CHUNK = 1 << 12                                       # oriented pairs per block (a multiple of 8, for packbits)
+
+def _pair_cells(rho, la, below, above, a, b) -> tuple:
+    "The four non-null sign cells of every pair (a, b) of rows of rho on one topic, as int64 arrays."
+    pc = lambda x: np.bitwise_count(x).sum(-1, dtype=np.int64)
+    out = [np.zeros(len(a), np.int64) for _ in range(4)]
+    I, J = _oriented_pairs(la)
+    rhoT = np.ascontiguousarray(rho.T)                 # (|A|, n): row gathers are contiguous
+    for s in range(0, len(I), _CHUNK):                 # pairs inside A: bit-packed +1 / −1 indicators, popcounts
+        RI, RJ = rhoT[I[s:s + _CHUNK]], rhoT[J[s:s + _CHUNK]]
+        P = np.ascontiguousarray(np.packbits(RI < RJ, axis=0).T)
+        Ng = np.ascontiguousarray(np.packbits(RJ < RI, axis=0).T)
+        for k, (x, y) in enumerate(((P, P), (Ng, Ng), (P, Ng), (Ng, P))): out[k] += pc(x[a] & y[b])
+    R = (rho < _BIG).astype(np.float64)                # pairs of A with W: (+,+) below, (−,−) above, as matrix products
+    out[0] += np.rint(((R * below) @ R.T)[a, b]).astype(np.int64)
+    out[1] += np.rint(((R * above) @ R.T)[a, b]).astype(np.int64)
+    return tuple(out)
 
 def information_differences(runs, qrels=None, pairs=None, depth: int | None = None, graded: bool = True,
                             threshold: int = 1) -> pd.DataFrame:
@@ -290,23 +324,15 @@ def information_differences(runs, qrels=None, pairs=None, depth: int | None = No
     if (a < 0).any() or (b < 0).any():
         raise ValueError(f"pairs: unknown system(s) in {[p for p, i, j in zip(pairs, a, b) if i < 0 or j < 0][:3]}")
     sp = _space(c, depth, graded, threshold)
-    cc, dd, _ = sp.counts()
+    cc, dd, _ = sp.counts()                            # the +1 / −1 counts of each single run
     r = _ric_from_counts(cc, dd, sp.N[None, :])
-    ev = np.flatnonzero(c.evaluated(threshold))
+    ev = _topics(c, sp, threshold)
     used = np.unique(np.r_[a, b])
     ua, ub = np.searchsorted(used, a), np.searchsorted(used, b)
     out = np.zeros((len(pairs), len(ev)))
-    rhoT_all = np.ascontiguousarray(sp.rho()[used].T)
     for k, q in enumerate(ev):
-        N = int(sp.N[q])
-        if N == 0: continue
-        I, J = sp.pairs(q)
-        rhoT = rhoT_all[sp.start[q]:sp.start[q + 1]]    # (J_q, systems): row gathers are contiguous
-        RI, RJ = rhoT[I - sp.start[q]], rhoT[J - sp.start[q]]
-        pos, neg = RI < RJ, RJ < RI                    # run variable +1 / −1 on each oriented pair
-        joint = _pair_joint(np.ascontiguousarray(np.packbits(pos, axis=0).T),
-                            np.ascontiguousarray(np.packbits(neg, axis=0).T),
-                            pos.sum(0, dtype=np.int64), neg.sum(0, dtype=np.int64), ua, ub, N)
+        cells = _pair_cells(*sp.split(used, q), ua, ub)
+        joint = _pair_joint(cells, cc[used, q], dd[used, q], ua, ub, int(sp.N[q]))
         idv = 2 * joint - r[a, q] - r[b, q]
         out[:, k] = np.where((idv < 0) & (idv > -1e-12), 0.0, idv)      # rounding noise of identical runs
     index = pd.MultiIndex.from_arrays([[str(p[0]) for p in pairs], [str(p[1]) for p in pairs]], names=["a", "b"])
@@ -320,3 +346,49 @@ def information_difference(runs, qrels=None, a=None, b=None, depth: int | None =
     if a is None or b is None: raise ValueError("give both systems a and b")
     df = information_differences(runs, qrels, [(a, b)], depth=depth, graded=graded, threshold=threshold)
     return df.iloc[0].rename(df.attrs["measure"])
+
+# %% ../nbs/14_infotheory.ipynb #5f93e5e3
+def binned_pairs(campaign, map_scores: pd.Series, group: pd.Series, bins: int = 20, graded: bool = True) -> pd.DataFrame:
+    "Within-bin pairs of runs binned by MAP, with mean information difference, |ΔMAP| and same-group flag, sorted by ID."
+    order = map_scores.rename("MAP").rename_axis("system").reset_index().sort_values(
+        ["MAP", "system"], ascending=[False, True], kind="stable")["system"].to_numpy()
+    pairs = [(str(a), str(b)) for chunk in np.array_split(order, bins) for k, a in enumerate(chunk) for b in chunk[k + 1:]]
+    idm = information_differences(campaign, pairs=pairs, graded=graded).mean(axis=1).to_numpy()
+    out = pd.DataFrame({"a": [p[0] for p in pairs], "b": [p[1] for p in pairs], "ID": idm,
+                        "|ΔMAP|": np.abs(map_scores.loc[[p[0] for p in pairs]].to_numpy()
+                                         - map_scores.loc[[p[1] for p in pairs]].to_numpy())})
+    out["same group"] = group.loc[out["a"]].to_numpy() == group.loc[out["b"]].to_numpy()
+    return out.sort_values(["ID", "|ΔMAP|", "a", "b"], kind="stable").reset_index(drop=True)
+
+def _leading_run(flags) -> int:
+    "Length of the leading run of True values."
+    flags = np.asarray(flags, bool)
+    return int(np.argmin(flags)) if not flags.all() else len(flags)
+
+def same_group_summary(bp: pd.DataFrame) -> pd.DataFrame:
+    "Leading same-group run and same-group pairs among the first K (K = all same-group pairs), by ID and by |ΔMAP|."
+    K = int(bp["same group"].sum())
+    by_map = bp.sort_values(["|ΔMAP|", "ID", "a", "b"], kind="stable")
+    return pd.DataFrame({"leading same-group pairs": [_leading_run(bp["same group"]), _leading_run(by_map["same group"])],
+                         "same-group among first K": [int(bp["same group"][:K].sum()), int(by_map["same group"][:K].sum())]},
+                        index=pd.Index(["sorted by ID", "sorted by |ΔMAP|"], name=f"{len(bp)} pairs, K = {K}"))
+
+def rank_correlations(x: pd.Series, y: pd.Series, top: int = 10) -> dict:
+    "Kendall τ-b (`meta.kendall_tau`) and Spearman ρ of two system scores, over all systems and the top `top` by x."
+    x, y = x.astype(float), y.astype(float).loc[x.index]
+    best = x.round(12).sort_values(ascending=False, kind="stable").index[:top]
+    rho = lambda u, v: float(spearmanr(u.round(12), v.round(12)).statistic)
+    return {"τ all": meta.kendall_tau(x, y), "ρ all": rho(x, y),
+            f"τ top {top}": meta.kendall_tau(x[best], y[best]), f"ρ top {top}": rho(x[best], y[best])}
+
+# %% ../nbs/14_infotheory.ipynb #e7b414ee
+PAPER_TREC8 = {"τ all (min over panels)": 0.799, "τ top 10 (min over panels)": 0.644, "leading same-group pairs": 27}
+
+def reproduce_trec8(ds, bins: int = 20) -> dict:
+    "The paper's TREC-8 checks on a loaded NIST copy: RIC vs MAP / nDCG correlations and the binned same-group test."
+    c = ds.campaign()
+    means = pd.DataFrame({"RIC": ric(c, graded=False).mean(axis=1), "MAP": average_precision(c).mean(axis=1),
+                          "nDCG": ndcg(c).mean(axis=1)})
+    corr = pd.DataFrame({f"RIC vs {x}": rank_correlations(means[x], means["RIC"]) for x in ("MAP", "nDCG")}).T
+    bp = binned_pairs(c, means["MAP"], ds.meta["group"].astype(str), bins=bins, graded=False)
+    return {"means": means, "correlations": corr, "pairs": bp, "summary": same_group_summary(bp)}

@@ -5,6 +5,7 @@
 # %% ../nbs/03_meta.ipynb #cfa57e27
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field, replace
 from collections.abc import Callable, Mapping, Sequence
@@ -43,12 +44,21 @@ def system_scores(table, oriented: bool = False) -> pd.Series:
         s.attrs = {**table.attrs, "higher_is_better": True}
     return s
 
+def _round_significant(x: np.ndarray, digits: int = 12) -> np.ndarray:
+    "Round each value to `digits` significant digits (zeros and non-finite values pass through)."
+    x = np.asarray(x, float)
+    ok = np.isfinite(x) & (x != 0)
+    mag = np.floor(np.log10(np.abs(np.where(ok, x, 1.0))))
+    scale = 10.0 ** (digits - 1 - mag)
+    return np.where(ok, np.round(x * scale) / scale, x)
+
 def _aligned(a, b) -> tuple[np.ndarray, np.ndarray]:
     sa, sb = system_scores(a, oriented=True), system_scores(b, oriented=True)
     common = sa.index[sa.index.isin(sb.index)]
     if len(common) < 2: raise ValueError("a, b: need at least two systems in common")
-    # means equal in exact arithmetic can differ in their last bits (summation order): round them so they tie
-    return np.round(sa.loc[common].to_numpy(float), 12), np.round(sb.loc[common].to_numpy(float), 12)
+    # means equal in exact arithmetic can differ in their last bits (summation order): round them to 12
+    # significant digits so they tie; relative, not absolute, so tiny scores (MC4's 1e-24) keep their order
+    return _round_significant(sa.loc[common].to_numpy(float)), _round_significant(sb.loc[common].to_numpy(float))
 
 # %% ../nbs/03_meta.ipynb #6a45feb8
 def _kendall(x: np.ndarray, y: np.ndarray) -> float:
@@ -127,9 +137,12 @@ def _pref_tensor(table: pd.DataFrame) -> tuple[list, np.ndarray]:
     "Systems and the (topics, S, S) antisymmetric preference tensor of a preference table."
     a = table.index.get_level_values(0).astype(str)
     b = table.index.get_level_values(1).astype(str)
+    dup = pd.MultiIndex.from_arrays([a, b]).duplicated()
+    if dup.any():
+        raise ValueError(f"table: preference table has the row ({a[dup][0]!r}, {b[dup][0]!r}) more than once")
     systems = list(pd.unique(np.concatenate([a.to_numpy(), b.to_numpy()])))
-    pos = {s: i for i, s in enumerate(systems)}
-    ia, ib = np.array([pos[x] for x in a]), np.array([pos[x] for x in b])
+    pos = pd.Index(systems)
+    ia, ib = pos.get_indexer(a), pos.get_indexer(b)
     V = table.to_numpy(float)
     _check_values(V)
     S, n = len(systems), V.shape[1]
@@ -498,24 +511,31 @@ def judgment_degradation(campaign, measure_fn: Callable, fractions: Sequence[flo
 
 # %% ../nbs/03_meta.ipynb #a3315aff
 def system_sampling(campaign, measure_fn: Callable, sizes: Sequence[int] = (2, 4, 8, 16, 32, 64), trials: int = 1000,
-                    seed: int = 0, detail: bool = False) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
-    "Algorithm 1 of the rareness paper: mean τ-b between full-campaign and sub-campaign scores of N random systems."
+                    seed: int = 0, detail: bool = False, exhaustive: bool = False
+                    ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+    "Algorithm 1 of the rareness paper: mean τ-b between full-campaign and sub-campaign scores of N random systems (or every N-subset)."
     c = prepare(campaign)
     S = c.n_systems
     for N in sizes:
-        if not 2 <= N <= S: raise ValueError(f"sizes: {N} is not in 2..{S}")
+        if not isinstance(N, (int, np.integer)) or not 2 <= N <= S: raise ValueError(f"sizes: {N} is not in 2..{S}")
+    if not exhaustive and (not isinstance(trials, (int, np.integer)) or trials < 1):
+        raise ValueError(f"trials must be an integer ≥ 1, not {trials!r}")
+    if exhaustive and max(math.comb(S, N) for N in sizes) > 100_000:
+        raise ValueError(f"exhaustive: {max(math.comb(S, N) for N in sizes)} subsets of one size; draw `trials` at random instead")
     full = system_scores(measure_fn(c))
     rng = np.random.default_rng(seed)
     rows, taus = [], []
     for N in sizes:
-        t = np.empty(trials)
-        for i in progress(range(trials), desc=f"N={N}"):
-            idx = np.sort(rng.choice(S, size=N, replace=False))
+        subsets = np.array(list(itertools.combinations(range(S), N))) if exhaustive else None
+        count = len(subsets) if exhaustive else trials
+        t = np.empty(count)
+        for i in progress(range(count), desc=f"N={N}"):
+            idx = subsets[i] if exhaustive else np.sort(rng.choice(S, size=N, replace=False))
             sub = system_scores(measure_fn(c.subset(systems=idx)))
             t[i] = kendall_tau(full.loc[c.systems[idx].astype(str)], sub)
         ok = ~np.isnan(t)
         rows.append({"N": N, "mean_tau": float(t[ok].mean()) if ok.any() else float("nan"),
-                     "trials": trials, "excluded": int((~ok).sum())})
-        taus.append(pd.DataFrame({"N": N, "trial": np.arange(trials), "tau": t}))
+                     "trials": count, "excluded": int((~ok).sum())})
+        taus.append(pd.DataFrame({"N": N, "trial": np.arange(count), "tau": t}))
     out = pd.DataFrame(rows)
     return (out, pd.concat(taus, ignore_index=True)) if detail else out

@@ -116,7 +116,8 @@ def document_utility(runs, qrels=None, depth: int | None = None, base: float = 2
 def _ranks(x, higher_is_better: bool) -> pd.DataFrame | pd.Series:
     return x.rank(method="min", ascending=not higher_is_better).astype("Int64")
 
-def rank_difference(reference, other, per_topic: bool = False) -> pd.DataFrame:
+def rank_difference(reference: pd.DataFrame | pd.Series, other: pd.DataFrame | pd.Series,
+                    per_topic: bool = False) -> pd.DataFrame:
     "Rank of each system under `reference` minus its rank under `other` (positive: `other` ranks it higher)."
     def hib(t): return bool(getattr(t, "attrs", {}).get("higher_is_better", True))
     if per_topic:

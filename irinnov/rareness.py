@@ -5,7 +5,9 @@
 # %% ../nbs/10_rareness.ipynb #041008ee
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,7 +16,7 @@ from .trec import Campaign, prepare
 
 # %% auto #0
 __all__ = ['PAPER', 'rarity', 'precision_rareness', 'ap_rareness', 'synthetic_ranks', 'sampled_means', 'rareness_system_sampling',
-           'rounded_means']
+           'reproduce_paper']
 
 # %% ../nbs/10_rareness.ipynb #64f5f472
 def _is_int(x) -> bool: return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
@@ -268,14 +270,6 @@ def rareness_system_sampling(runs, qrels=None, measure: str = "P", k: int = 100,
     out = pd.DataFrame(rows)
     return (out, pd.concat(taus, ignore_index=True)) if detail else out
 
-# %% ../nbs/10_rareness.ipynb #f1972f28
-def rounded_means(table: pd.DataFrame, decimals: int = 12) -> pd.DataFrame:
-    "A one-column score table of the row means rounded to `decimals` (so that rational ties stay ties)."
-    out = table.mean(axis=1).round(decimals).to_frame("mean")
-    out.columns.name = "query"
-    out.attrs = dict(table.attrs)
-    return out
-
 # %% ../nbs/10_rareness.ipynb #e0d8279b
 PAPER = {  # SPEC §1.8: the paper's Tables 1–4 (TREC-5 and TREC-8 columns)
     "table1": {"trec5": {("P@100", 0.0): (598, 406), ("P@100_R", 0.5): (680, 457), ("P@100_R", 1.0): (728, 476),
@@ -289,3 +283,52 @@ PAPER = {  # SPEC §1.8: the paper's Tables 1–4 (TREC-5 and TREC-8 columns)
     "table3": {"P": [.970, .976, .983, .987, .992, .995], "AP": [.970, .984, .985, .989, .993, .996]},
     "table4": {"FBIS3-38782": .81, "LA020889-0003": .62, "LA102589-0109": .41, "LA092189-0061": .22, "FBIS4-44815": .08},
 }
+
+# %% ../nbs/10_rareness.ipynb #155f33cf
+_TESTS = ("pairwise-t-unpaired", "tukey", "randomized-tukey")
+
+def _nist_path(name: str, path=None):
+    "`path`; else None when $IRINNOV_NIST is set (datasets.load uses it); else $IRINNOV_MIRROR/nist/<name> if it exists."
+    if path is not None or os.environ.get("IRINNOV_NIST"): return path
+    mirror = os.environ.get("IRINNOV_MIRROR")
+    if mirror and (Path(mirror) / "nist" / name).is_dir(): return Path(mirror) / "nist" / name
+    return None
+
+def reproduce_paper(name: str, path=None, trials: int = 1000, B: int = 1000, seed: int = 0) -> dict:
+    "Fig. 2 and Tables 1–4 on TREC-8 / TREC-5 with the authors' settings, beside the paper's numbers (needs the NIST runs)."
+    if name not in PAPER["table1"]: raise ValueError(f"name must be one of {sorted(PAPER['table1'])}, not {name!r}")
+    from irinnov import meta
+    from irinnov.datasets import load
+    c = load(name, path=_nist_path(name, path)).campaign()   # FileNotFoundError, with NIST's terms, without a copy
+    kw = dict(k=100, depth=100, all_qrels_topics=True)
+    grid = [0.0, .25, .5, .75, 1.0]
+    P, AP = precision_rareness(c, alpha=grid, **kw), ap_rareness(c, alpha=grid, **kw)
+    out = {"figure2": pd.DataFrame({"tau(P@100, P@100_R)": [meta.kendall_tau(P[0.0], P[a]) for a in grid],
+                                    "tau(AP@100, AP@100_R)": [meta.kendall_tau(AP[0.0], AP[a]) for a in grid]},
+                                   index=pd.Index(grid, name="alpha")).round(4)}
+    tabs = {("P@100", 0.0): P[0.0], ("P@100_R", 0.5): P[.5], ("P@100_R", 1.0): P[1.0],
+            ("AP@100", 0.0): AP[0.0], ("AP@100_R", 0.5): AP[.5], ("AP@100_R", 1.0): AP[1.0]}
+    t1, t2 = {}, {}
+    for key, t in tabs.items():
+        row = {"paper 95%": PAPER["table1"][name][key][0], "paper 99%": PAPER["table1"][name][key][1]}
+        for test in _TESTS:
+            res = meta.discriminative_power(t, test=test, alpha=.05, B=B, seed=seed)
+            row[f"{test} 95%"], row[f"{test} 99%"] = res.count_at(.05), res.count_at(.01)
+        t1[key] = row
+        t2[key] = {"paper": PAPER["table2"][name][key], "f = 0.05": meta.stability(t, trials=trials, seed=seed, fuzziness=.05),
+                   "f = 0": meta.stability(t, trials=trials, seed=seed)}
+    idx = pd.MultiIndex.from_tuples(list(tabs), names=["metric", "alpha"])
+    out["table1"] = pd.DataFrame(list(t1.values()), index=idx)
+    out["table2"] = pd.DataFrame(list(t2.values()), index=idx).round(4)
+    if name == "trec8":
+        t3 = {m: rareness_system_sampling(c, measure=m, alpha=1.0, trials=trials, seed=seed, **kw).set_index("N")
+              for m in ("P", "AP")}
+        out["table3"] = pd.DataFrame({"P@100_R": t3["P"].mean_tau, "paper P@100_R": PAPER["table3"]["P"],
+                                      "AP@100_R": t3["AP"].mean_tau, "paper AP@100_R": PAPER["table3"]["AP"],
+                                      "excluded P": t3["P"].excluded, "excluded AP": t3["AP"].excluded}).round(4)
+        docs = list(PAPER["table4"])
+        r100, rall = (r[r["query"] == "431"].set_index("doc") for r in (rarity(c, depth=100), rarity(c)))
+        out["table4"] = pd.DataFrame({"S_d (top 100)": r100.S_d, "R (top 100)": r100.rarity, "S_d (whole runs)": rall.S_d,
+                                      "R (whole runs)": rall.rarity}).reindex(docs).round(4).assign(
+                                          **{"paper R": [PAPER["table4"][d] for d in docs]}).rename_axis("doc")
+    return out

@@ -21,8 +21,8 @@ def recall_weights(m: int, weighting: str = "uniform") -> np.ndarray:
     return w / w.sum()
 
 # %% auto #0
-__all__ = ['WEIGHTINGS', 'recall_weights', 'relevant_positions', 'preferences', 'preference_tensor', 'rpp', 'win_rate', 'mc4',
-           'aggregate', 'offline_interleaving', 'offline_interleaving_points', 'asl', 'disaggregate',
+__all__ = ['WEIGHTINGS', 'recall_weights', 'relevant_positions', 'preferences', 'preference_family', 'preference_tensor', 'rpp',
+           'win_rate', 'mc4', 'aggregate', 'offline_interleaving', 'offline_interleaving_points', 'asl', 'disaggregate',
            'plot_disaggregated']
 
 # %% ../nbs/12_rpp.ipynb #a9f376cb
@@ -113,23 +113,29 @@ def _measure_name(weighting: str, subtopics: bool, graded: bool) -> str:
     name = {"uniform": "RPP", "dcg": "dcgRPP", "inverse": "invRPP"}[weighting]
     return ("st-" + name) if subtopics else (name if graded else name + "(binary)")
 
-def _tensor(c: Campaign, weighting: str, graded: bool, subtopics: bool, background: bool, threshold: int):
-    "(topic indices, P (Q', S, S)) with P[q, a, b] = RPP_q(a, b), exactly antisymmetric (SPEC D6)."
-    if weighting not in WEIGHTINGS: raise ValueError(f"weighting must be one of {'|'.join(WEIGHTINGS)}, not {weighting!r}")
+def _tensors(c: Campaign, weightings, graded: bool, subtopics: bool, background: bool, threshold: int):
+    "(topic indices, [P (Q', S, S) per weighting]) with P[q, a, b] = RPP_q(a, b), exactly antisymmetric (SPEC D6)."
+    for w in weightings:
+        if w not in WEIGHTINGS: raise ValueError(f"weighting must be one of {'|'.join(WEIGHTINGS)}, not {w!r}")
     S = len(c.systems)
-    qis, Ps = [], []
+    qis, Ps = [], [[] for _ in weightings]
     for qi, pops in _iter_populations(c, graded, subtopics, background, threshold):
-        G = np.zeros((S, S))
+        G = np.zeros((len(weightings), S, S))
         for _, p, m, F in pops:
             # G[a, b] = sum_i w_i [f^a_i < f^b_i]: the weight of the levels where a is strictly ahead
-            w = recall_weights(m, weighting)
             live = F.min(axis=0) < F.max(axis=0)            # levels where all systems agree add 0 to every pair
             if not live.any(): continue
             Fl = F[:, live]
             ahead = Fl[:, None, :] < Fl[None, :, :]
-            G += p * np.einsum("abi,i->ab", ahead, w[live])
-        qis.append(qi); Ps.append(np.clip(G - G.T, -1.0, 1.0))   # G - G.T is antisymmetric exactly
-    return np.array(qis, dtype=np.int64), (np.stack(Ps) if Ps else np.zeros((0, S, S)))
+            W = np.stack([recall_weights(m, w)[live] for w in weightings], axis=1)   # (levels, weightings)
+            G += p * np.einsum("abi,iw->wab", ahead, W)
+        qis.append(qi)
+        for k in range(len(weightings)): Ps[k].append(np.clip(G[k] - G[k].T, -1.0, 1.0))   # antisymmetric exactly
+    return np.array(qis, dtype=np.int64), [np.stack(P) if P else np.zeros((0, S, S)) for P in Ps]
+
+def _tensor(c: Campaign, weighting: str, graded: bool, subtopics: bool, background: bool, threshold: int):
+    qis, (P,) = _tensors(c, (weighting,), graded, subtopics, background, threshold)
+    return qis, P
 
 def _prefs_frame(c: Campaign, qis, P, measure: str) -> pd.DataFrame:
     S = len(c.systems)
@@ -147,12 +153,23 @@ def preferences(runs, qrels=None, weighting: str = "uniform", graded: bool = Tru
     qis, P = _tensor(c, weighting, graded, subtopics, background, threshold)
     return _prefs_frame(c, qis, P, _measure_name(weighting, subtopics, graded))
 
+def preference_family(runs, qrels=None, weightings: tuple = WEIGHTINGS, graded: bool = True, subtopics: bool = False, *,
+                      background: bool = True, threshold: int = 1, depth: int | None = None) -> dict:
+    "{name: preference table} for several weightings at once (RPP, dcgRPP, invRPP), sharing the position matrices."
+    c = _campaign(runs, qrels, threshold, depth)
+    qis, Ps = _tensors(c, tuple(weightings), graded, subtopics, background, threshold)
+    return {(m := _measure_name(w, subtopics, graded)): _prefs_frame(c, qis, P, m) for w, P in zip(weightings, Ps)}
+
 def preference_tensor(prefs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "(systems, topics, P) with P[q, a, b] from a preference table."
-    a = prefs.index.get_level_values(0).astype(str); b = prefs.index.get_level_values(1).astype(str)
-    systems = np.array(sorted(set(a)), dtype=object)
+    if not (isinstance(prefs.index, pd.MultiIndex) and prefs.index.nlevels == 2):
+        raise ValueError("prefs must be a preference table indexed by (a, b)")
+    (l0, l1), (c0, c1) = prefs.index.levels, prefs.index.codes
+    n0, n1 = l0.astype(str).to_numpy(object), l1.astype(str).to_numpy(object)
+    systems = np.array(sorted(set(n0[np.unique(c0)]) | set(n1[np.unique(c1)])), dtype=object)
+    si = pd.Index(systems)
+    ai, bi = si.get_indexer(n0)[c0], si.get_indexer(n1)[c1]
     n = len(systems)
-    ai, bi = pd.Index(systems).get_indexer(a), pd.Index(systems).get_indexer(b)
     P = np.full((prefs.shape[1], n, n), np.nan)
     P[:, ai, bi] = prefs.to_numpy(dtype=np.float64).T
     if np.isnan(P).any(): raise ValueError("prefs must hold every ordered pair (a, b) of its systems")

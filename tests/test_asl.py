@@ -443,14 +443,91 @@ def test_eq1_eq2_bounds_monotone_and_prefix_shift(camp, cshift):
     assert ((r2.loc[r1.index] - r1) == cshift).all()
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(campaigns(max_topics=1, max_systems=1), st.data())
+def test_atomicity_moving_a_nonrelevant_document_down(camp, data):
+    "Moving one non-relevant document from above to just below relevant document d lowers the ASL of d, and of every "
+    "relevant document it jumped over, by exactly 1; nothing else changes (SPEC §4.6.2)."
+    runs, qrels = camp
+    R = set(qrels[qrels.grade >= 1].doc)
+    L = order(list(runs[["doc", "score"]].itertuples(index=False, name=None)))
+    moves = [(i, j) for i in range(len(L)) if L[i] not in R for j in range(i + 1, len(L)) if L[j] in R]
+    assume(moves)
+    i, j = data.draw(st.sampled_from(moves))
+    moved = L[:i] + L[i + 1:j + 1] + [L[i]] + L[j + 1:]
+    q = runs["query"].iloc[0]
+    before = A.document_asl(mk([("S", q, L)]), qrels).set_index("doc")
+    after = A.document_asl(mk([("S", q, moved)]), qrels).set_index("doc")
+    diff = after.asl - before.asl.loc[after.index]
+    jumped = [d for d in L[i + 1:j + 1] if d in R]
+    assert (diff.loc[jumped] == -1).all() and (diff.drop(jumped) == 0).all()
+    assert (after.irrel_q == before.irrel_q.loc[after.index]).all()
+    if j == i + 1: assert jumped == [L[j]]                       # the adjacent swap: one document, by exactly 1
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(campaigns(max_topics=2, max_systems=2))
+def test_appending_a_nonrelevant_document_raises_only_unretrieved(camp):
+    "Eq. 3 without +1: one more non-relevant document at the end raises each unretrieved document by 1, nothing else."
+    runs, qrels = camp
+    tail = [(s, q, "zz_tail", g.score.min() - 1) for (s, q), g in runs.groupby(["system", "query"])]
+    more = pd.concat([runs, pd.DataFrame(tail, columns=runs.columns)], ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        d1 = A.document_asl(runs, qrels).set_index(["system", "query", "doc"])
+        d2 = A.document_asl(more, qrels).set_index(["system", "query", "doc"])
+    d2 = d2.loc[d1.index]
+    ret = d1.retrieved
+    assert (d2.asl[ret] == d1.asl[ret]).all()
+    # every ranking grew by one, so did D_q (a missing ranking's length) wherever some system ranked the topic
+    ranked = d1.index.get_level_values("query").isin(runs["query"].unique())
+    assert (d2.asl[~ret & ranked] == d1.asl[~ret & ranked] + 1).all()
+    assert (d2.asl[~ret & ~ranked] == d1.asl[~ret & ~ranked]).all()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(campaigns(max_topics=3, max_systems=3))
+def test_g1_n_monotone_limit_and_delta_sort_bounds(camp):
+    "ASL@g1-n is non-decreasing in n when every ranking ends with a non-relevant document, equals ASL for n ≥ max n_q; "
+    "0 ≤ ΔSort < 100 and ΔSort of a measure against itself is 0."
+    runs, qrels = camp
+    tail = [(s, q, "zz_tail", g.score.min() - 1) for (s, q), g in runs.groupby(["system", "query"])]
+    c = prepare(pd.concat([runs, pd.DataFrame(tail, columns=runs.columns)], ignore_index=True), qrels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        full = A.asl(c)
+        vals = [A.asl(c, n=n).to_numpy() for n in range(1, 9)]
+    for a, b in zip(vals, vals[1:]): assert (b >= a - TOL).all()
+    assert close(vals[-1], full.to_numpy())                          # 7 judged documents at most: n = 8 ≥ n_q
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        other = A.asl(c, pad_to=3)
+    if len(full) >= 2:
+        ds = A.delta_sort(full, other)
+        assert ((ds >= 0) & (ds < 100)).all() and (A.delta_sort(full, full) == 0).all()
+
+
+def test_kendall_ties_means_equal_in_exact_arithmetic():
+    "X and Y have the same mean in exact arithmetic but not in floats; τ must treat them as tied (as irinnov.meta does)."
+    old = pd.DataFrame([[.1, .2, .3], [.3, .2, .1], [.0, .1, .2]], index=list("XYZ"), columns=list("abc"))
+    assert old.loc["X"].mean() != old.loc["Y"].mean()                # the float means differ in their last bit
+    new = pd.DataFrame([[3., 3, 3], [2, 2, 2], [1, 1, 1]], index=list("XYZ"), columns=list("abc"))
+    expected = stats.kendalltau([.2, .2, .1], [3, 2, 1]).statistic   # the exact means: X = Y
+    assert close(A.kendall(old, new), expected) and not close(expected, 1)
+
+
 def test_perfect_run_is_one_for_every_n():
     rows = [("q1", f"r{i}", 1 + i % 2) for i in range(5)] + [("q1", "n1", 0), ("q2", "s1", 1), ("q2", "s2", 1)]
     q = qr(rows)
     runs = mk([("P", "q1", [f"r{i}" for i in range(5)] + ["n1", "x", "r9"]), ("P", "q2", ["s2", "s1"])])
     for n in (None, 1, 3, 5, 50):
-        assert close(sysmeans(A.asl(runs, q, n=n, pad_to=9)), [1])
-    d = A.document_asl(runs, q, pad_to=9)
-    assert (d.asl == 1).all()
+        for pad in (None, 9, 1000):
+            assert close(sysmeans(A.asl(runs, q, n=n, pad_to=pad)), [1])
+    for pad in (None, 9):
+        d = A.document_asl(runs, q, pad_to=pad)
+        assert len(d) == 7 and (d.asl == 1).all() and d.retrieved.all()
+    m = A.ablation_measures(runs, q)
+    assert close(m["MAP"].system.tolist(), [1]) and close(m["atomize_p"].system.tolist(), [1])
 
 
 def test_unjudged_equals_judged_nonrelevant():

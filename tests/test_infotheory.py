@@ -13,6 +13,7 @@ from irinnov.infotheory import (information_tau, conditional_information_tau, in
                                 ric_counts, joint_ric, information_difference, information_differences)
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ONE_LEVEL = pytest.mark.filterwarnings("ignore:RIC.*one relevance level:UserWarning")    # random topics may have one level
 
 
 def hb(p):
@@ -91,9 +92,13 @@ def bf_cond(samples, k_target, k_given):
             - bf_entropy(Z))
 
 
-def evaluated_topics(qrels, threshold=1):
-    g = qrels.groupby("query")["grade"].max()
-    return sorted(g[g >= threshold].index)
+def evaluated_topics(qrels, graded=True, threshold=1):
+    "Topics with a relevant document and at least two different levels among the judged documents (SPEC §5.3 item 17)."
+    out = []
+    for q in sorted(set(qrels["query"])):
+        lv = bf_levels(qrels, q, graded, threshold)
+        if max(lv.values()) > 0 and len(set(lv.values())) > 1: out.append(q)
+    return out
 
 
 def random_campaign(seed, n_sys=None, n_topics=None):
@@ -263,6 +268,7 @@ def test_ric_properties():
         ric(base, qrels, threshold=0)
 
 
+@ONE_LEVEL
 @SETTINGS
 @given(st.integers(0, 10 ** 6), st.booleans(), st.sampled_from([None, 2, 4]))
 def test_ric_matches_brute_force(seed, graded, depth):
@@ -270,7 +276,7 @@ def test_ric_matches_brute_force(seed, graded, depth):
     c = prepare(runs, qrels)
     t = ric(c, graded=graded, depth=depth)
     k = ric_counts(c, graded=graded, depth=depth)
-    assert list(t.columns) == evaluated_topics(qrels)
+    assert list(t.columns) == evaluated_topics(qrels, graded)
     assert ((t.values >= 0) & (t.values <= 1 + 1e-12)).all()
     assert (k.c + k.d + k.u == k.n_pairs).all()
     for s in t.index:
@@ -279,6 +285,7 @@ def test_ric_matches_brute_force(seed, graded, depth):
             assert t.loc[s, q] == pytest.approx(want, abs=1e-12)
 
 
+@ONE_LEVEL
 @SETTINGS
 @given(st.integers(0, 10 ** 6), st.booleans())
 def test_joint_and_id_match_brute_force(seed, graded):
@@ -330,3 +337,104 @@ def test_errors():
         joint_ric(many, QRELS2, systems=[f"s{k:02d}" for k in range(40)])
     assert joint_ric(many, QRELS2, systems=[f"s{k:02d}" for k in range(39)]).iloc[0] == pytest.approx(
         ric(many, QRELS2).iloc[0, 0], abs=1e-12)
+
+
+# ---------------------------------------------------------------- topics without pairs, many systems, the TREC-8 path
+def test_one_level_topic_dropped_with_warning():
+    qrels = pd.concat([QRELS3, pd.DataFrame([("t4", "h", 1), ("t4", "k", 1), ("t5", "p", 2), ("t5", "r", 1)],
+                                            columns=["query", "doc", "grade"])], ignore_index=True)
+    runs = pd.concat([RUNS3, lists_to_runs({"G1": {"t4": ["k", "h"], "t5": ["p", "r"]}})], ignore_index=True)
+    with pytest.warns(UserWarning, match="one relevance level.*t4"):
+        g = ric(runs, qrels)
+    assert list(g.columns) == ["t3", "t5"] and g.loc["G1", "t5"] == 1 and g.loc["G2", "t5"] == 0
+    with pytest.warns(UserWarning, match="2 topic.*t4, t5"):                 # binary: t5 is one level too
+        b = ric(runs, qrels, graded=False)
+    assert list(b.columns) == ["t3"]
+    with pytest.warns(UserWarning, match="t4"):
+        assert list(joint_ric(runs, qrels, systems=["G1", "G2"]).index) == ["t3", "t5"]
+    with pytest.warns(UserWarning, match="t4"):
+        assert list(information_difference(runs, qrels, "G1", "G2").index) == ["t3", "t5"]
+    with pytest.warns(UserWarning, match="t4"):
+        assert sorted(set(ric_counts(runs, qrels)["query"])) == ["t3", "t5"]
+
+
+def sparse_campaign(seed, n_sys=15):
+    "One topic, 24 judged documents, n_sys short lists: many documents that no system retains, joint RIC below 1."
+    rng = np.random.default_rng(seed)
+    qrels = pd.DataFrame([("t0", f"d{k}", int(rng.choice([0, 0, 0, 1, 2]))) for k in range(24)],
+                         columns=["query", "doc", "grade"])
+    qrels.loc[0, "grade"], qrels.loc[1, "grade"] = 1, 0               # at least one relevant and one non-relevant
+    rows = [(f"s{s:02d}", "t0", f"d{d}", float(10 - k)) for s in range(n_sys)
+            for k, d in enumerate(rng.choice(30, int(rng.integers(1, 5)), replace=False))]   # d24..d29 unjudged
+    return pd.DataFrame(rows, columns=["system", "query", "doc", "score"]), qrels
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10 ** 6), st.booleans())
+def test_joint_of_many_systems_matches_brute_force(seed, graded):
+    "15 systems take the np.unique path of the pattern counter; short lists leave many documents no system retains."
+    runs, qrels = sparse_campaign(seed)
+    c = prepare(runs, qrels)
+    systems = list(c.systems)
+    j = joint_ric(c, systems=systems, graded=graded)
+    single = ric(c, graded=graded)
+    assert j["t0"] == pytest.approx(bf_mi(bf_samples(runs, qrels, "t0", systems, graded=graded)), abs=1e-12)
+    assert (j["t0"] >= single["t0"] - 1e-12).all() and j["t0"] <= 1
+    half = systems[:7]                                                # a subset: the n ≤ 12 path, and ≤ the whole set
+    j7 = joint_ric(c, systems=half, graded=graded)
+    assert j7["t0"] == pytest.approx(bf_mi(bf_samples(runs, qrels, "t0", half, graded=graded)), abs=1e-12)
+    assert j7["t0"] <= j["t0"] + 1e-12
+
+
+def test_reproduce_trec8_on_a_synthetic_nist_tree(tmp_path, monkeypatch):
+    "The notebook's TREC-8 reproduction path on a NIST-style tree with the 129 official run names (synthetic runs)."
+    import gzip
+    from scipy.stats import spearmanr
+    from irinnov import datasets as D
+    from irinnov.infotheory import reproduce_trec8
+    monkeypatch.delenv("IRINNOV_NIST", raising=False)
+    groups = D.parse_run_list(D.TREC8_ADHOC_RUNS)                       # {tag: group}
+    rng = np.random.default_rng(8)
+    root = tmp_path / "trec8"
+    (root / "runs").mkdir(parents=True)
+    qrels_rows, run_rows = [], []
+    for q in (401, 402, 403):
+        for k in range(25): qrels_rows.append((str(q), f"D{q}-{k:02d}", int(k < 5 + q % 3)))
+    for t in groups:
+        lines = []
+        for q in (401, 402, 403):
+            for r, k in enumerate(rng.permutation(40)[:30]):
+                lines.append(f"{q} Q0 D{q}-{k:02d} {r + 1} {30 - r} {t}")
+                run_rows.append((t, str(q), f"D{q}-{k:02d}", float(30 - r)))
+        (root / "runs" / f"input.{t}.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    (root / "qrels.trec8.adhoc").write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels_rows))
+    runs = pd.DataFrame(run_rows, columns=["system", "query", "doc", "score"])
+    qrels = pd.DataFrame(qrels_rows, columns=["query", "doc", "grade"])
+
+    rep = reproduce_trec8(D.load("trec8", path=root))
+    m, bp = rep["means"], rep["pairs"]
+    assert len(m) == 129 and len(bp) == 354                  # 20 bins of 129 runs: 9 of 7 and 11 of 6 → 9·21 + 11·15
+    order = sorted(m.index, key=lambda s: (-m.loc[s, "MAP"], s))
+    bins, k = [], 0
+    for size in [7] * 9 + [6] * 11: bins.append(order[k:k + size]); k += size
+    assert set(zip(bp.a, bp.b)) == {(x[i], x[j]) for x in bins for i in range(len(x)) for j in range(i + 1, len(x))}
+    assert bp["same group"].tolist() == [groups[a] == groups[b] for a, b in zip(bp.a, bp.b)]
+    assert (np.diff(bp["ID"].to_numpy()) >= 0).all()
+    for s in order[:3]:                                      # binary RIC means against pair enumeration
+        want = np.mean([bf_mi(bf_samples(runs, qrels, q, [s], graded=False)) for q in ("401", "402", "403")])
+        assert m.loc[s, "RIC"] == pytest.approx(want, abs=1e-12)
+    for a, b, idv in bp.head(3)[["a", "b", "ID"]].itertuples(index=False):   # ID against conditional entropies
+        want = np.mean([bf_cond(S, 0, [1]) + bf_cond(S, 1, [0]) for S in
+                        (bf_samples(runs, qrels, q, [a, b], graded=False) for q in ("401", "402", "403"))])
+        assert idv == pytest.approx(want, abs=1e-9)
+    same = bp["same group"].to_numpy()
+    K = int(same.sum())
+    lead = lambda f: next((i for i, x in enumerate(f) if not x), len(f))
+    by_map = bp.sort_values(["|ΔMAP|", "ID", "a", "b"], kind="stable")["same group"].to_numpy()
+    assert rep["summary"].values.tolist() == [[lead(same), int(same[:K].sum())], [lead(by_map), int(by_map[:K].sum())]]
+    for x in ("MAP", "nDCG"):
+        row = rep["correlations"].loc[f"RIC vs {x}"]
+        assert row["τ all"] == pytest.approx(kendalltau(m[x], m["RIC"]).statistic, abs=1e-12)
+        assert row["ρ all"] == pytest.approx(spearmanr(m[x], m["RIC"]).statistic, abs=1e-12)
+        top = sorted(m.index, key=lambda s: -m.loc[s, x])[:10]
+        assert row["τ top 10"] == pytest.approx(kendalltau(m.loc[top, x], m.loc[top, "RIC"]).statistic, abs=1e-12)

@@ -177,6 +177,8 @@ def test_preference_table_t_is_one_sample_t():
         pairwise_pvalues(pref, "tukey")
     with pytest.raises(ValueError, match="lacks the pair"):
         pairwise_pvalues(pref.iloc[1:], "t-bonferroni")
+    with pytest.raises(ValueError, match=r"\('A', 'B'\) more than once"):
+        pairwise_pvalues(pd.concat([pref, pref.iloc[:1]]), "t-bonferroni")
 
 
 # --------------------------------------------------------------------------- Tukey HSD
@@ -194,9 +196,13 @@ def test_anova_residual_ms_matches_statsmodels():
 
 
 def test_tukey_pvalues_match_scipy_studentized_range():
+    "End to end from independent pieces: statsmodels' two-way ANOVA residual MS and scipy's studentized range."
+    import statsmodels.formula.api as smf
+    from statsmodels.stats.anova import anova_lm
     t = rand_table(S=5, n=8, seed=9)
     X = t.to_numpy()
-    mse, df = meta.anova_residual_ms(X)
+    aov = anova_lm(smf.ols("score ~ C(system) + C(query)", data=t.stack().rename("score").reset_index()).fit())
+    mse, df = aov.loc["Residual", "mean_sq"], aov.loc["Residual", "df"]
     m = X.mean(1)
     p = pairwise_pvalues(t, "tukey")
     with warnings.catch_warnings():
@@ -250,6 +256,23 @@ def test_randomized_tukey_matches_loop_reference_exactly():
     got = pairwise_pvalues(t, "randomized-tukey", B=250, seed=4).to_numpy()
     exp = randomized_tukey_loop(t.to_numpy(), 250, 4)
     assert np.array_equal(np.nan_to_num(got, nan=-1), np.nan_to_num(exp, nan=-1))
+
+
+def test_randomized_tukey_converges_to_exact_permutation_test():
+    "An oracle that shares no random stream: all (3!)^4 within-topic relabellings of a 3 x 4 table, enumerated."
+    t = table([[.9, .7, .8, .6], [.5, .6, .2, .4], [.3, .1, .35, .5]])
+    X = t.to_numpy()
+    perms = list(itertools.permutations(range(3)))
+    ranges = []
+    for combo in itertools.product(perms, repeat=4):
+        M = np.mean([X[list(p), q] for q, p in enumerate(combo)], axis=0)
+        ranges.append(M.max() - M.min())
+    ranges = np.array(ranges)
+    m = X.mean(1)
+    got = pairwise_pvalues(t, "randomized-tukey", B=20000, seed=0)
+    for i, j in itertools.combinations(range(3), 2):
+        exact = np.mean(ranges >= abs(m[i] - m[j]) - 1e-12)
+        assert abs(got.iloc[i, j] - exact) < 0.015, (i, j, got.iloc[i, j], exact)   # sd of the estimate <= 0.0036
 
 
 def test_randomized_tukey_seed_determinism():
@@ -385,6 +408,23 @@ def test_stability_hand_cases():
     assert det[(det.a == "s02") & (det.b == "s03")].iloc[0].stability == 0.0
 
 
+def test_stability_gap_equal_to_fuzziness_is_a_tie():
+    "The authors' rule |Δ| <= f is a tie; float noise must not turn an exact gap of f into a win."
+    t = table([[.65, .35], [.6, .3]])          # gaps 0.65 - 0.6 = 0.05000000000000004, 0.35 - 0.3 = 0.04999999999999999
+    assert .65 - .6 > .05 and .35 - .3 < .05
+    _, det = stability(t, trials=50, seed=0, topics=1, fuzziness=0.05, detail=True)
+    assert det.ties.iloc[0] == 50 and det.stability.iloc[0] == 0.0
+    assert stability(t, trials=50, seed=0, topics=1, fuzziness=0.0499) == 1.0
+
+
+def test_stability_seed_determinism():
+    t = rand_table(S=9, n=12, seed=4)
+    assert stability(t, trials=300, seed=7) == stability(t, trials=300, seed=7)
+    a = stability(t, trials=300, seed=7, detail=True)[1]
+    b = stability(t, trials=300, seed=8, detail=True)[1]
+    assert not a.equals(b)
+
+
 def test_stability_lower_is_better_swaps_winners_only():
     t = rand_table(S=5, n=8, seed=2)
     low = table(-t.to_numpy(), hib=False)
@@ -477,6 +517,64 @@ def test_system_sampling_counts_and_subsets():
         idx = np.sort(rng.choice(6, 2, replace=False))
         ties += full.iloc[idx[0]] == full.iloc[idx[1]]
     assert out.excluded.iloc[0] == ties and out.trials.iloc[0] == 15
+
+
+def p_rareness_loop(c, k=3, alpha=1.0):
+    "P@k_R at full depth (rareness paper R4), by plain Python loops over the campaign's runs: S_d counted in this campaign."
+    runs = c.runs.sort_values(["system", "query", "rank"])
+    lists = {key: list(g.doc) for key, g in runs.groupby(["system", "query"])}
+    relevant = {(q, d) for q, d, g in c.qrels[["query", "doc", "grade"]].itertuples(index=False) if g >= 1}
+    S = len(c.systems)
+    S_d = {}
+    for (s, q), docs in lists.items():
+        for d in set(docs): S_d[q, d] = S_d.get((q, d), 0) + 1
+    vals = [[sum(1 + alpha * (1 - S_d[q, d] / S) for d in lists.get((s, q), [])[:k] if (q, d) in relevant) / k
+             for q in c.topics] for s in c.systems]
+    return c.score_table(np.array(vals), f"P@{k}_R")
+
+
+def example_d():
+    lists = {"S": "d a e b n1", "T": "e c n2 n3", "U": "a c b", "V": "n4 e n5 d"}
+    runs = pd.DataFrame([(s, "q1", d, float(10 - r)) for s, l in lists.items() for r, d in enumerate(l.split())],
+                        columns=["system", "query", "doc", "score"])
+    return prepare(runs, pd.DataFrame([("q1", d, 1) for d in "abcde"], columns=["query", "doc", "grade"]))
+
+
+def test_example_d_algorithm1_exhaustive():
+    "SPEC §1.7 Example D: mean τ 2/3 over the six pairs, 5/6 over the four triples (P@3_R, α = 1)."
+    c = example_d()
+    np.testing.assert_allclose(p_rareness_loop(c).mean(axis=1), [17 / 12, 11 / 12, 3 / 2, 5 / 12], atol=1e-12)
+    out, det = system_sampling(c, p_rareness_loop, sizes=(2, 3), exhaustive=True, detail=True)
+    np.testing.assert_allclose(out.mean_tau, [2 / 3, 5 / 6], atol=1e-12)
+    assert out.trials.tolist() == [6, 4] and out.excluded.tolist() == [0, 0]
+    # per subset, in itertools.combinations order: {S, U} (index 1) is the one reversed pair; {S, T, U} gives 1/3
+    np.testing.assert_allclose(det[det.N == 2].tau, [1, -1, 1, 1, 1, 1], atol=1e-12)
+    np.testing.assert_allclose(det[det.N == 3].tau, [1 / 3, 1, 1, 1], atol=1e-12)
+
+
+def test_algorithm1_random_draws_follow_the_documented_stream():
+    "1,000 random trials (the paper's count): trial i of size N is sort(rng.choice(S, N, replace=False))."
+    c = example_d()
+    out, det = system_sampling(c, p_rareness_loop, sizes=(2,), trials=1000, seed=5, detail=True)
+    rng = np.random.default_rng(5)
+    reversed_pair = [tuple(np.sort(rng.choice(4, 2, replace=False))) == (0, 2) for _ in range(1000)]
+    np.testing.assert_array_equal(det.tau.to_numpy(), np.where(reversed_pair, -1.0, 1.0))
+    assert out.trials.iloc[0] == 1000 and out.excluded.iloc[0] == 0
+    assert abs(out.mean_tau.iloc[0] - (1 - 2 * np.mean(reversed_pair))) < 1e-12
+    with pytest.raises(ValueError, match="trials"):
+        system_sampling(c, p_rareness_loop, sizes=(2,), trials=0)
+    with pytest.raises(ValueError, match="sizes"):
+        system_sampling(c, p_rareness_loop, sizes=(5,))
+    with pytest.raises(ValueError, match="exhaustive"):
+        system_sampling(toy_campaign(S=30), precision_table, sizes=(10,), exhaustive=True)
+
+
+def test_progress_bars_are_quiet_under_tests(capfd):
+    c = toy_campaign()
+    system_sampling(c, precision_table, sizes=(2,), trials=5)
+    topic_degradation(rand_table(), ks=(2,), trials=3)
+    judgment_degradation(c, precision_table, fractions=(0.5,), trials=2)
+    assert capfd.readouterr().err == ""
 
 
 # --------------------------------------------------------------------------- properties

@@ -35,3 +35,23 @@ def test_notebooks_are_clean():
         if any(c.get("execution_count") for c in cells if c["cell_type"] == "code"):
             dirty.append(nb.name)
     assert not dirty, f"run nbdev_clean on: {dirty}"
+
+
+def test_no_cell_mixes_imports_with_other_code():
+    """nbdev's doc processor executes every cell that imports something; such a cell must do nothing else, or
+    building the documentation re-runs data loading (and fails where the data is not at hand)."""
+    import ast, json
+    directives = {"export", "exports", "exporti", "exec_doc"}
+    mixed = []
+    for nb in sorted((ROOT / "nbs").glob("*.ipynb")):
+        for i, cell in enumerate(json.loads(nb.read_text())["cells"]):
+            if cell["cell_type"] != "code": continue
+            src = "".join(cell["source"])
+            dirs = {l[2:].strip().split(":")[0].split()[0] for l in src.splitlines() if l.startswith("#|") and l[2:].strip()}
+            if dirs & directives or "eval: false" in src: continue
+            code = "\n".join(l for l in src.splitlines() if not l.lstrip().startswith(("!", "%", "#|")))
+            nodes = list(ast.walk(ast.parse(code)))
+            if any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in nodes) and \
+               any(isinstance(n, (ast.Expr, ast.Assign)) for n in nodes):
+                mixed.append(f"{nb.name} cell {i}")
+    assert not mixed, f"put imports in cells of their own: {mixed}"

@@ -333,3 +333,45 @@ def test_swaps_property_10():
     runs, qrels = example_a()
     regr = qrels.assign(grade=qrels.grade.replace({0: -1, -2: 0}))
     np.testing.assert_array_equal(utility(runs, regr).to_numpy(), utility(runs, qrels).to_numpy())
+
+
+def _one_doc(lists, n_rel=("d",)):
+    """Runs from {system: [doc, ...]} in list order, one topic `q`; the documents in `n_rel` are relevant."""
+    runs = pd.DataFrame([(s, "q", d, float(len(ds) - i)) for s, ds in lists.items() for i, d in enumerate(ds)],
+                        columns=["system", "query", "doc", "score"])
+    return runs, pd.DataFrame([("q", d, 1) for d in n_rel], columns=["query", "doc", "grade"])
+
+
+def test_zero_cases_property_2():
+    # x's reach equals the others' mean: others at ranks 1 and 3, x at 2 (N = 3): m·a = 2·2 = 4 = T = 3 + 1
+    r = _one_doc(dict(x=["n1", "d", "n2"], y=["d", "n1", "n2"], z=["n1", "n2", "d"]))
+    assert document_utility(*r).set_index("system").loc["x", "utility"] == 0.0
+    # two systems, a unique document at rank N: m·a = 1·1 = 1, floor T = 1 → exactly 0
+    r = _one_doc(dict(x=["n1", "n2", "d"], y=["n1", "n2", "n3"]))
+    d = document_utility(*r).set_index("system")["utility"]
+    assert d["x"] == 0.0 and d["y"] == 0.0
+    # under "penalty" a miss costs nothing iff T <= 1: y misses d, found only by x at rank N
+    assert document_utility(*r, log0="penalty").set_index("system").loc["y", "utility"] == 0.0
+
+
+def test_bounds_reached_property_6():
+    N, m = 4, 2
+    # unique document at rank 1: log2(N m)
+    r = _one_doc(dict(x=["d", "n1", "n2", "n3"], y=["n1", "n2", "n3", "n4"], z=["n4", "n3", "n2", "n1"]))
+    assert document_utility(*r).set_index("system").loc["x", "utility"] == pytest.approx(L2(N * m), abs=1e-12)
+    # x at rank 1, the only other retrieval at rank N: m·N / 1, the same upper bound
+    r = _one_doc(dict(x=["d", "n1", "n2", "n3"], y=["n1", "n2", "n3", "d"], z=["n4", "n3", "n2", "n1"]))
+    assert document_utility(*r).set_index("system").loc["x", "utility"] == pytest.approx(L2(N * m), abs=1e-12)
+    # x at rank N, every other system at rank 1: m·1 / (m·N) → the lower bound −log2 N
+    r = _one_doc(dict(x=["n1", "n2", "n3", "d"], y=["d", "n1", "n2", "n3"], z=["d", "n3", "n2", "n1"]))
+    assert document_utility(*r).set_index("system").loc["x", "utility"] == pytest.approx(-L2(N), abs=1e-12)
+
+
+def test_renaming_topics_permutes_columns():
+    runs, qrels = example_b()
+    ren = {"t1": "z9", "t2": "a0", "t3": "m5"}
+    u = utility(runs, qrels)
+    v = utility(runs.assign(query=runs["query"].map(ren)), qrels.assign(query=qrels["query"].map(ren)))
+    assert list(v.columns) == ["a0", "z9"]
+    for q in u.columns:
+        np.testing.assert_array_equal(u[q].to_numpy(), v[ren[q]].to_numpy())

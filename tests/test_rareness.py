@@ -8,8 +8,9 @@ import pytest
 import pytrec_eval
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from irinnov.rareness import (ap_rareness, precision_rareness, rareness_system_sampling, rarity, rounded_means, sampled_means,
-                              synthetic_ranks)
+from irinnov import datasets, meta, metrics
+from irinnov.rareness import (PAPER, ap_rareness, precision_rareness, rareness_system_sampling, rarity, reproduce_paper,
+                              sampled_means, synthetic_ranks)
 from irinnov.trec import prepare
 
 TOL = 1e-12
@@ -264,16 +265,27 @@ def test_alpha_zero_equals_trec_eval(data, k):
                 assert m.loc[s, q] == pytest.approx(got["map"] if got else 0, abs=TOL)
 
 
-def test_alpha_zero_equals_metrics_module():
-    metrics = pytest.importorskip("irinnov.metrics")
+def test_alpha_zero_equals_metrics_module_examples():
     c = prepare(RUNS_B, QRELS_B)
     pd.testing.assert_frame_equal(precision_rareness(c, k=2, alpha=0), metrics.precision(c, k=2),
-                                  check_exact=False, atol=TOL, rtol=0, check_like=False)
+                                  check_exact=False, atol=TOL, rtol=0)
     pd.testing.assert_frame_equal(ap_rareness(c, k=2, alpha=0), metrics.average_precision(c, depth=2),
                                   check_exact=False, atol=TOL, rtol=0)
     c = prepare(RUNS_A, QRELS_A)
     pd.testing.assert_frame_equal(ap_rareness(c, k=None, alpha=0), metrics.average_precision(c),
                                   check_exact=False, atol=TOL, rtol=0)
+
+
+@SETTINGS
+@given(campaigns(), st.integers(1, 6), st.booleans())
+def test_alpha_zero_equals_metrics_module(data, k, normalized):
+    runs, qrels = data
+    c = prepare(runs, qrels)
+    if not c.evaluated().any(): return
+    for a, b in ((precision_rareness(c, k=k, alpha=0, normalized=normalized), metrics.precision(c, k=k)),
+                 (ap_rareness(c, k=k, alpha=0, normalized=normalized), metrics.average_precision(c, depth=k)),
+                 (ap_rareness(c, k=None, alpha=0, normalized=normalized), metrics.average_precision(c))):
+        pd.testing.assert_frame_equal(a, b, check_exact=False, atol=TOL, rtol=0, check_names=True)
 
 
 @SETTINGS
@@ -432,7 +444,6 @@ def test_sampled_means_equal_rescoring(data, k, normalized, alpha):
 
 
 def test_fast_algorithm1_equals_meta_system_sampling():
-    meta = pytest.importorskip("irinnov.meta")
     rng = np.random.default_rng(3)
     pool = [f"d{i}" for i in range(30)]
     qrels = pd.DataFrame([(f"q{q}", d, int(g)) for q in range(4) for d, g in zip(pool, rng.choice([0, 0, 1, 2], 30))],
@@ -442,8 +453,8 @@ def test_fast_algorithm1_equals_meta_system_sampling():
                         columns=["system", "query", "doc", "score"])
     c = prepare(runs, qrels)
     for measure, fn in (("P", precision_rareness), ("AP", ap_rareness)):
-        g, gt = meta.system_sampling(c, lambda sub: rounded_means(fn(sub, k=5, alpha=1.0)), sizes=(2, 4, 8), trials=30,
-                                     seed=11, detail=True)
+        g, gt = meta.system_sampling(c, lambda sub: fn(sub, k=5, alpha=1.0), sizes=(2, 4, 8), trials=30, seed=11,
+                                     detail=True)
         f, ft = rareness_system_sampling(c, measure=measure, k=5, alpha=1.0, sizes=(2, 4, 8), trials=30, seed=11,
                                          detail=True)
         assert f[["N", "trials", "excluded"]].values.tolist() == g[["N", "trials", "excluded"]].values.tolist()
@@ -474,3 +485,83 @@ def test_fast_algorithm1_equals_meta_system_sampling():
 def test_errors(call, word):
     with pytest.raises(ValueError, match=word):
         call()
+
+
+# ------------------------------------------------------------------------------------------------ reproduction (NIST layout)
+TABLE4_SD = {"FBIS3-38782": 24, "LA020889-0003": 49, "LA102589-0109": 76, "LA092189-0061": 100, "FBIS4-44815": 119}
+EXTRA_DEEP = 5          # runs that hold a Table 4 document only below rank 100
+
+
+def _nist_tree(root, name, topics, seed=0):
+    "A small collection laid out like NIST's (DIR/runs/input.<tag>.gz for every official run, DIR/qrels…)."
+    import gzip
+    info = datasets.parse_run_list(datasets.TREC8_ADHOC_RUNS if name == "trec8" else datasets.TREC5_ADHOC_RUNS)
+    rng = np.random.default_rng(seed)
+    d = root / name
+    (d / "runs").mkdir(parents=True)
+    pool = {q: [f"{q}-DOC{i:03d}" for i in range(200)] for q in topics}
+    qrels = [(q, doc, int(rng.random() < .3)) for q in topics for doc in pool[q][:120]]
+    if "431" in topics: qrels += [("431", doc, 1) for doc in TABLE4_SD]
+    qname = "qrels.trec8.adhoc" if name == "trec8" else "qrels.251-300"
+    (d / qname).write_text("".join(f"{q} 0 {doc} {g}\n" for q, doc, g in qrels))
+    for i, tag in enumerate(info):
+        lines = []
+        for q in topics:
+            docs = list(rng.choice(pool[q], size=110, replace=False))
+            if q == "431":
+                for j, (doc, n) in enumerate(TABLE4_SD.items()):
+                    if i < n: docs[j] = doc                         # in this run's top 100
+                    elif i < n + EXTRA_DEEP: docs[100 + j] = doc     # retrieved, but below rank 100
+            lines += [f"{q} Q0 {doc} {r} {110 - r} {tag}\n" for r, doc in enumerate(docs, 1)]
+        with gzip.open(d / "runs" / f"input.{tag}.gz", "wt") as f: f.write("".join(lines))
+    return d
+
+
+def test_reproduce_paper_trec8_on_a_nist_layout_tree(tmp_path, monkeypatch):
+    monkeypatch.delenv("IRINNOV_NIST", raising=False)
+    monkeypatch.setenv("IRINNOV_MIRROR", str(tmp_path))
+    _nist_tree(tmp_path / "nist", "trec8", ["401", "402", "403", "431"])
+    res = reproduce_paper("trec8", trials=20, B=20)                  # found under $IRINNOV_MIRROR/nist/trec8
+    assert set(res) == {"figure2", "table1", "table2", "table3", "table4"}
+    # Table 4: the counts were planted so that R = 1 − S_d/129 rounds to the paper's values
+    t4 = res["table4"]
+    assert t4["S_d (top 100)"].to_dict() == TABLE4_SD
+    assert t4["S_d (whole runs)"].to_dict() == {d: min(n + EXTRA_DEEP, 129) for d, n in TABLE4_SD.items()}
+    np.testing.assert_allclose(t4["R (top 100)"].round(2), list(PAPER["table4"].values()), atol=1e-9)
+    assert (t4["paper R"] == pd.Series(PAPER["table4"])).all()
+    # Figure 2: same topics on both sides, so τ = 1 at α = 0
+    assert (res["figure2"].loc[0.0] == 1).all() and (res["figure2"].to_numpy() <= 1).all()
+    # Table 1: the authors' per-pair test, checked against scipy's pooled t-test on the same score tables
+    from scipy.stats import ttest_ind
+    c = datasets.load("trec8", path=tmp_path / "nist" / "trec8").campaign()
+    t1 = res["table1"]
+    for (metric, a), fn in (((("P@100", 0.0)), precision_rareness), ((("AP@100_R", 1.0)), ap_rareness)):
+        X = fn(c, k=100, alpha=a, depth=100, all_qrels_topics=True).to_numpy()
+        i, j = np.triu_indices(len(X), 1)
+        p = ttest_ind(X[i], X[j], axis=1, equal_var=True).pvalue
+        assert t1.loc[(metric, a), "pairwise-t-unpaired 95%"] == int((p < .05).sum())
+        assert t1.loc[(metric, a), "pairwise-t-unpaired 99%"] == int((p < .01).sum())
+        assert t1.loc[(metric, a), ["paper 95%", "paper 99%"]].tolist() == list(PAPER["table1"]["trec8"][(metric, a)])
+    for test in ("tukey", "randomized-tukey"):
+        assert (t1[f"{test} 99%"] <= t1[f"{test} 95%"]).all()
+    # Table 2 and Table 3 sit beside the paper's numbers
+    t2 = res["table2"]
+    assert t2["paper"].tolist() == list(PAPER["table2"]["trec8"].values())
+    assert ((t2["f = 0.05"] >= 0) & (t2["f = 0.05"] <= t2["f = 0"]) & (t2["f = 0"] <= 1)).all()   # fuzziness only adds ties
+    t3 = res["table3"]
+    assert t3.index.tolist() == [2, 4, 8, 16, 32, 64]
+    assert t3["paper P@100_R"].tolist() == PAPER["table3"]["P"] and t3["paper AP@100_R"].tolist() == PAPER["table3"]["AP"]
+    assert ((t3["P@100_R"] >= -1) & (t3["P@100_R"] <= 1)).all()
+
+
+def test_reproduce_paper_trec5_and_the_skip_path(tmp_path, monkeypatch):
+    monkeypatch.delenv("IRINNOV_NIST", raising=False)
+    monkeypatch.setenv("IRINNOV_MIRROR", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="NIST"):            # no copy anywhere: the notebook's skip path
+        reproduce_paper("trec5")
+    d = _nist_tree(tmp_path / "elsewhere", "trec5", ["251", "252", "253", "254"])
+    res = reproduce_paper("trec5", path=d, trials=10, B=10)
+    assert set(res) == {"figure2", "table1", "table2"}              # Tables 3–4 are TREC-8 only
+    assert res["table1"]["paper 95%"].tolist() == [v[0] for v in PAPER["table1"]["trec5"].values()]
+    with pytest.raises(ValueError, match="name"):
+        reproduce_paper("wt14")

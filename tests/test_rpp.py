@@ -306,3 +306,209 @@ def test_missing_topic_is_worst_case_and_identical_positions_tie():
     assert P.loc[("A", "B"), "q"] == 0                              # same relevant positions, different non-relevant docs
     assert P.loc[("A", "C"), "q"] == 1 and P.loc[("C", "A"), "q"] == -1   # C has no list for q
     assert P.loc[("B", "C"), "q"] == 1 and P.loc[("A", "C"), "p"] == 0
+
+
+# ---------------------------------------------------------------- more oracles: subtopics, offline interleaving, disaggregation
+def ranking(runs, s, q):
+    "System s's list for topic q in trec_eval order (float32 score descending, doc id descending); [] if absent."
+    r = runs[(runs.system == s) & (runs["query"] == q)]
+    return list(r.assign(f=r.score.astype(np.float32)).sort_values(["f", "doc"], ascending=[False, False]).doc)
+
+
+def st_oracle(runs, qrels, a, b, weighting="uniform", background=True):
+    "ST-RPP_q(a, b) by a plain loop over populations (SPEC D2, D5): one per subtopic with a relevant document, plus background."
+    out = {}
+    for q, g in qrels.groupby("query"):
+        rel = g[g.grade >= 1]
+        if rel.empty: continue
+        pops = [set(x.doc) for _, x in sorted(rel.groupby("subtopic"), key=lambda kv: str(kv[0]))]
+        if background: pops.append(set(rel.doc))
+        ra = {d: i + 1 for i, d in enumerate(ranking(runs, a, q))}
+        rb = {d: i + 1 for i, d in enumerate(ranking(runs, b, q))}
+        total, msum = 0.0, sum(len(p) for p in pops)
+        for docs in pops:
+            m = len(docs)
+            fa = sorted(ra.get(d, math.inf) for d in docs); fb = sorted(rb.get(d, math.inf) for d in docs)
+            w = R.recall_weights(m, weighting)
+            total += m / msum * sum(w[i] * ((fb[i] > fa[i]) - (fb[i] < fa[i])) for i in range(m))
+        out[q] = total
+    return out
+
+
+@st.composite
+def diversity_campaigns(draw):
+    n_sys = draw(st.integers(2, 3)); n_q = draw(st.integers(1, 2)); n_docs = draw(st.integers(2, 7))
+    docs = [f"d{i}" for i in range(n_docs)]
+    qrows = []
+    for q in range(n_q):
+        for t in range(draw(st.integers(1, 3))):
+            for d in docs:
+                g = draw(st.sampled_from([None, 0, 1, 1, 2]))
+                if g is not None: qrows.append((f"q{q}", str(t + 1), d, g))
+    if not any(r[3] >= 1 for r in qrows): qrows.append(("q0", "1", "d0", 1))
+    rrows = []
+    for s in range(n_sys):
+        for q in range(n_q):
+            chosen = draw(st.lists(st.sampled_from(docs + ["u1"]), unique=True, max_size=6))
+            for r, d in enumerate(chosen): rrows.append((f"S{s}", f"q{q}", d, float(len(chosen) - r)))
+    rrows.append(("S0", "q0", "u9", -1.0))
+    return (pd.DataFrame(rrows, columns=["system", "query", "doc", "score"]),
+            pd.DataFrame(qrows, columns=["query", "subtopic", "doc", "grade"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(diversity_campaigns(), st.sampled_from(R.WEIGHTINGS), st.booleans())
+def test_subtopic_rpp_against_oracle(camp, weighting, background):
+    runs, qrels = camp
+    P = R.preferences(runs, qrels, weighting, subtopics=True, background=background)
+    systems, topics, T = R.preference_tensor(P)
+    assert (T == -T.transpose(0, 2, 1)).all() and (np.abs(T) <= 1).all()
+    for a in systems:
+        for b in systems:
+            want = st_oracle(runs, qrels, a, b, weighting, background)
+            assert sorted(want) == list(topics)
+            for q, v in want.items():
+                assert P.loc[(a, b), q] == pytest.approx(v, abs=1e-12), (a, b, q)
+    # §3.6 (6): one subtopic without background equals binary RPP on that subtopic's relevance
+    one = qrels[qrels.subtopic == "1"]
+    if (one.grade >= 1).any():
+        Pst = R.preferences(runs, one, weighting, subtopics=True, background=False)
+        Pbin = R.preferences(runs, one.drop(columns="subtopic"), weighting, graded=False)
+        common = [q for q in Pbin.columns if q in Pst.columns]
+        np.testing.assert_allclose(Pst[common].to_numpy(), Pbin[common].to_numpy(), atol=1e-12)
+
+
+def oi_oracle(A, B, rel, user):
+    "Offline interleaving by literally building both balanced interleavings and walking every simulated user (SPEC D9)."
+    m = len(rel)
+    w = R.recall_weights(m, user)
+    total = 0.0
+    for afirst in (True, False):
+        inter, ka, kb = [], 0, 0
+        while ka < len(A) or kb < len(B):
+            take_a = kb >= len(B) or (ka < len(A) and (ka < kb or (ka == kb and afirst)))
+            if take_a: d = A[ka]; ka += 1
+            else: d = B[kb]; kb += 1
+            if d not in inter: inter.append(d)
+        found = [d for d in inter if d in rel]
+        for i in range(1, m + 1):
+            clicks = found[:i]
+            if not clicks: continue
+            last = clicks[-1]
+            k = min(A.index(last) + 1 if last in A else math.inf, B.index(last) + 1 if last in B else math.inf)
+            h_a = sum(1 for d in clicks if d in A[:k]); h_b = sum(1 for d in clicks if d in B[:k])
+            total += w[i - 1] * ((h_a > h_b) - (h_a < h_b))
+    return total / 2
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(campaigns(), st.sampled_from(["uniform", "dcg"]))
+def test_offline_interleaving_against_literal_simulation(camp, user):
+    runs, qrels = camp
+    systems = sorted(runs.system.unique())
+    pts = pd.DataFrame([(a, b, q) for a in systems for b in systems for q in sorted(qrels["query"].unique())
+                        if (qrels[(qrels["query"] == q)].grade >= 1).any()], columns=["a", "b", "query"])
+    got = R.offline_interleaving_points(runs, qrels, points=pts, user=user)
+    for (a, b, q), v in zip(pts.itertuples(index=False), got):
+        g = qrels[qrels["query"] == q]
+        rel = set(g.doc[g.grade >= 1])
+        assert v == pytest.approx(oi_oracle(ranking(runs, a, q), ranking(runs, b, q), rel, user), abs=1e-12), (a, b, q)
+    a, b = systems[0], systems[-1]
+    one = R.offline_interleaving(runs, qrels, a, b, user=user)
+    np.testing.assert_allclose(one.to_numpy(), got[(pts.a == a) & (pts.b == b)].to_numpy(), atol=0)
+
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(campaigns())
+def test_disaggregation_sums_equal_trec_eval_differences(camp):
+    "§3.6 (9): with normalize=True the columns sum to the binary AP, nDCG and RR differences (pytrec_eval) and RBP's."
+    runs, qrels = camp
+    binq = qrels.assign(grade=(qrels.grade >= 1).astype(int))
+    qd = {}
+    for q, d, g in binq.itertuples(index=False): qd.setdefault(q, {})[d] = int(g)
+    ev = pytrec_eval.RelevanceEvaluator(qd, {"map", "ndcg", "recip_rank"})
+    val = {}
+    for s, g in runs.groupby("system"):
+        rd = {}
+        for q, d, sc in g[["query", "doc", "score"]].itertuples(index=False): rd.setdefault(q, {})[d] = float(sc)
+        for q, v in ev.evaluate(rd).items(): val[(s, q)] = v
+    systems = sorted(runs.system.unique())
+    a, b = systems[0], systems[-1]
+    for q in sorted(binq["query"][binq.grade >= 1].unique()):
+        d = R.disaggregate(runs, binq, a, b, q)
+        for col, key in (("AP", "map"), ("nDCG", "ndcg"), ("RR", "recip_rank")):
+            want = val.get((a, q), {}).get(key, 0.0) - val.get((b, q), {}).get(key, 0.0)
+            assert d[col].sum() == pytest.approx(want, abs=1e-9), (col, q)
+        rel = set(binq[(binq["query"] == q) & (binq.grade >= 1)].doc)
+        rbp = lambda s: 0.5 * sum(0.5 ** r for r, doc in enumerate(ranking(runs, s, q)) if doc in rel)
+        assert d["RBP"].sum() == pytest.approx(rbp(a) - rbp(b), abs=1e-12)
+
+
+# ---------------------------------------------------------------- §3.6 properties 3, 4, 6 and options
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(campaigns())
+def test_dominance_missing_topic_and_single_item_properties(camp):
+    runs, qrels = camp
+    P = R.preferences(runs, qrels)
+    pos = R.relevant_positions(runs, qrels)
+    systems = sorted(runs.system.unique())
+    for q, pops in pos.items():
+        for a in systems:
+            for b in systems:
+                fa = np.concatenate([F.loc[a].to_numpy() for *_, F in pops])
+                fb = np.concatenate([F.loc[b].to_numpy() for *_, F in pops])
+                v = P.loc[(a, b), q]
+                if (fa <= fb).all() and (fa < fb).any(): assert v > 0            # (3) dominance
+                if np.isfinite(fa).all() and (fa < fb).all(): assert v == pytest.approx(1, abs=1e-12)
+                if not ((runs.system == b) & (runs["query"] == q)).any():        # (4) b has no list for q
+                    assert v >= 0 and ((v == 0) == (not np.isfinite(fa).any()))
+        if all(m == 1 for _, _, m, _ in pops):                                   # (6) m_u = 1: all weightings agree
+            for w in ("dcg", "inverse"):
+                np.testing.assert_array_equal(R.preferences(runs, qrels, w)[q].to_numpy(), P[q].to_numpy())
+
+
+def test_depth_and_threshold_options():
+    # depth=3 cuts A q1 = d2, d5, d1 | d3, d4: d3 (rank 4) becomes unretrieved, B's d2 (rank 5) too
+    pos = R.relevant_positions(E1_RUNS, E1_QRELS, graded=False, depth=3)["q1"][0][3]
+    assert pos.loc["A"].tolist() == [1, 3, INF, INF] and pos.loc["B"].tolist() == [1, 2, INF, INF]
+    # binary q1 (A, B) at depth 3: signs [0, -1, 0, 0] → -1/4
+    assert R.rpp(E1_RUNS, E1_QRELS, "A", "B", graded=False, depth=3)["q1"] == pytest.approx(-1 / 4, abs=TOL)
+    # threshold=2: only the λ=2 population of q1 (d1, d6); q2 has no grade-2 document and drops out
+    t2 = R.preferences(E1_RUNS, E1_QRELS, threshold=2)
+    assert list(t2.columns) == ["q1"]
+    np.testing.assert_allclose(t2.loc[[("A", "B"), ("A", "C"), ("B", "C")], "q1"], [-1, 1 / 2, 1], atol=TOL)
+    with pytest.raises(ValueError, match="threshold"):
+        R.preferences(E1_RUNS, E1_QRELS, threshold=1.5)
+    with pytest.raises(ValueError, match="user"):
+        R.offline_interleaving(E1_RUNS, E1_QRELS, "A", "B", user="cascade")
+
+
+def test_borda_ties_share_points_and_condorcet_winner_first():
+    # S2 is a copy of S1 (ties everywhere); S0 wins topic t; three systems: 3/2/1 points, S1 and S2 share 2+1
+    qrels = pd.DataFrame([("t", "r1", 1), ("t", "r2", 1)], columns=["query", "doc", "grade"])
+    runs = mk([("S0", "t", ["r1", "r2"]), ("S1", "t", ["x", "r1", "r2"]), ("S2", "t", ["x", "r1", "r2"])])
+    P = R.preferences(runs, qrels)
+    borda = R.aggregate(P, "borda")
+    assert list(borda.index) == ["S0", "S1", "S2"] and borda.tolist() == [3, 1.5, 1.5]
+    mc = R.aggregate(P, "mc4")
+    assert mc.index[0] == "S0" and mc["S1"] == mc["S2"]
+    assert R.aggregate(P, "mc4", damping=0.2).gt(0).all()
+    with pytest.raises(ValueError, match="damping"):
+        R.aggregate(P, "mc4", damping=1.0)
+    with pytest.raises(ValueError, match="at least 2"):
+        R.win_rate(R.preferences(runs[runs.system == "S0"], qrels))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(campaigns(), st.booleans())
+def test_preference_family_equals_one_weighting_at_a_time(camp, graded):
+    runs, qrels = camp
+    fam = R.preference_family(runs, qrels, graded=graded)
+    assert list(fam) == [R._measure_name(w, False, graded) for w in R.WEIGHTINGS]
+    for w, P in zip(R.WEIGHTINGS, fam.values()):
+        pd.testing.assert_frame_equal(P, R.preferences(runs, qrels, w, graded))
+    with pytest.raises(ValueError, match="preference table"):
+        R.preference_tensor(R.win_rate(fam[R._measure_name("uniform", False, graded)]))
