@@ -26,8 +26,8 @@ from .trec import Campaign, prepare, progress as _progress, read_qrels, read_run
 # %% auto #0
 __all__ = ['BASE_URL', 'SOURCES', 'REGISTRY', 'TREC8_ADHOC_RUNS', 'TREC5_ADHOC_RUNS', 'TREC5_CATEGORY_B_RUNS', 'ChecksumError',
            'FetchError', 'Source', 'parse_sums', 'register_source', 'home', 'sha256', 'DatasetInfo', 'register',
-           'unregister', 'Dataset', 'fetch', 'verify', 'load', 'available', 'read_leaderboard', 'web_run_name',
-           'read_web_topics', 'parse_run_list', 'read_runs_table']
+           'unregister', 'Dataset', 'fetch', 'verify', 'nist_dir', 'load', 'available', 'read_leaderboard',
+           'web_run_name', 'read_web_topics', 'parse_run_list', 'read_runs_table']
 
 # %% ../nbs/01_datasets.ipynb #5542a600
 BASE_URL = "https://raw.githubusercontent.com"
@@ -420,12 +420,18 @@ def verify(name: str, path=None) -> pd.DataFrame:
                      "status": "missing" if got is None else ("ok" if got == exp else "MISMATCH"), "ok": got == exp})
     return pd.DataFrame(rows, columns=["repo", "path", "expected", "actual", "status", "ok"])
 
+def nist_dir(name: str) -> Path | None:
+    "Where a NIST collection is looked for without `path=`: $IRINNOV_NIST/<name>, else $IRINNOV_MIRROR/nist/<name> if it exists."
+    if os.environ.get("IRINNOV_NIST"): return Path(os.environ["IRINNOV_NIST"]) / name
+    mirror = os.environ.get("IRINNOV_MIRROR")
+    if mirror and (Path(mirror) / "nist" / name).is_dir(): return Path(mirror) / "nist" / name
+    return None
+
 def load(name: str, path=None, mirror=None, progress: bool = True, base_url: str | None = None,
          strict: bool = True, reload: bool = False) -> Dataset:
     "Load a dataset by name (see `available()`): fetched and verified public data, or a NIST copy at `path=`."
     info = _info(name)
-    if info.nist is not None and path is None and os.environ.get("IRINNOV_NIST"):
-        path = Path(os.environ["IRINNOV_NIST"]) / name
+    if info.nist is not None and path is None: path = nist_dir(name)
     where = path if info.nist is not None else _cache_dir(name, path)
     key = (name, str(Path(where).expanduser().resolve()) if where is not None else None, strict)
     if not reload and key in _LOADED: return _LOADED[key]
@@ -603,7 +609,8 @@ def parse_run_list(text: str) -> dict:
 _NIST_HELP = ("{label} is distributed by NIST to registered users only (https://trec.nist.gov/results.html, "
               "'Past TREC results'), so irinnov never downloads or ships it. If you have a copy, lay it out as "
               "DIR/runs/input.<tag>.gz (one file per run) plus one qrels file DIR/qrels* (e.g. DIR/{qrels}) and "
-              "call load({name!r}, path=DIR), or set IRINNOV_NIST so that $IRINNOV_NIST/{name} is that DIR")
+              "call load({name!r}, path=DIR), or set IRINNOV_NIST so that $IRINNOV_NIST/{name} is that DIR (an offline "
+              "mirror's nist/{name} is also looked at)")
 
 def read_runs_table(path) -> pd.DataFrame:
     "Read NIST's colon-separated `runs_table.<track>` (run:group:...:track:...:...:task) into a frame indexed by run."
@@ -633,7 +640,7 @@ def _find_qrels(d: Path, preferred: tuple) -> Path | None:
 def _nist(name: str, label: str, runs: dict, qrels_hint: str, preferred: tuple, extra_info: Callable | None = None):
     def build(path, strict: bool = True):
         help_ = _NIST_HELP.format(label=label, name=name, qrels=qrels_hint)
-        if path is None and os.environ.get("IRINNOV_NIST"): path = Path(os.environ["IRINNOV_NIST"]) / name
+        if path is None: path = nist_dir(name)
         if path is None: raise FileNotFoundError(f"{name}: no path given. {help_}.")
         d = Path(path).expanduser()
         if not (d / "runs").is_dir(): raise FileNotFoundError(f"{name}: {d} has no runs/ directory. {help_}.")

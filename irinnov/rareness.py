@@ -287,19 +287,12 @@ PAPER = {  # SPEC §1.8: the paper's Tables 1–4 (TREC-5 and TREC-8 columns)
 # %% ../nbs/10_rareness.ipynb #155f33cf
 _TESTS = ("pairwise-t-unpaired", "tukey", "randomized-tukey")
 
-def _nist_path(name: str, path=None):
-    "`path`; else None when $IRINNOV_NIST is set (datasets.load uses it); else $IRINNOV_MIRROR/nist/<name> if it exists."
-    if path is not None or os.environ.get("IRINNOV_NIST"): return path
-    mirror = os.environ.get("IRINNOV_MIRROR")
-    if mirror and (Path(mirror) / "nist" / name).is_dir(): return Path(mirror) / "nist" / name
-    return None
-
 def reproduce_paper(name: str, path=None, trials: int = 1000, B: int = 1000, seed: int = 0) -> dict:
     "Fig. 2 and Tables 1–4 on TREC-8 / TREC-5 with the authors' settings, beside the paper's numbers (needs the NIST runs)."
     if name not in PAPER["table1"]: raise ValueError(f"name must be one of {sorted(PAPER['table1'])}, not {name!r}")
     from irinnov import meta
     from irinnov.datasets import load
-    c = load(name, path=_nist_path(name, path)).campaign()   # FileNotFoundError, with NIST's terms, without a copy
+    c = load(name, path=path).campaign()   # FileNotFoundError, with NIST's terms, without a copy
     kw = dict(k=100, depth=100, all_qrels_topics=True)
     grid = [0.0, .25, .5, .75, 1.0]
     P, AP = precision_rareness(c, alpha=grid, **kw), ap_rareness(c, alpha=grid, **kw)

@@ -11,6 +11,7 @@ import io
 import os
 import re
 import warnings
+import weakref
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -54,20 +55,26 @@ def _read_bytes(path) -> bytes:
         data = gzip.decompress(data)
     return data
 
-def _normalise_ws(data: bytes) -> bytes:
-    "Fold tabs, CR and runs of spaces so that single tabs or single spaces separate the columns."
-    a = np.frombuffer(data, np.uint8)
-    if len(a):   # the common, clean case, checked in a few vectorised passes instead of byte-string searches
-        ws, nl = (a == 32) | (a == 9), a == 10
-        if not (ws[0] or ws[-1] or (a == 13).any() or (ws[1:] & ws[:-1]).any() or (nl[:-1] & ws[1:]).any()
-                or (ws[:-1] & nl[1:]).any()):
-            return data if (b"\t" not in data or b" " not in data) else data.replace(b"\t", b" ")
-    if b"\r" in data: data = data.replace(b"\r", b"")
-    if b"\t" in data: data = data.replace(b"\t", b" ")
-    if b"  " in data or data[:1] == b" " or b"\n " in data or b" \n" in data:
-        data = re.sub(rb" +", b" ", data)
-        data = re.sub(rb"(?m)^ | $", b"", data)
-    return data
+def _single_separators(a: np.ndarray, sep: int, step: int = 1 << 17) -> bool:
+    "Whether every `sep` byte sits between two bytes that are neither `sep` nor a newline (no empty column)."
+    if len(a) and (a[0] == sep or a[-1] == sep): return False
+    for i in range(0, len(a), step):   # cache-sized blocks: temporaries as large as the file cost page faults
+        b = a[i:i + step + 1]
+        s = b == sep
+        e = s | (b == 10)
+        if (s[1:] & e[:-1]).any() or (s[:-1] & e[1:]).any(): return False
+    return True
+
+def _normalise_ws(data: bytes) -> tuple[bytes, str]:
+    "The bytes with single tabs or single spaces between columns, and that delimiter (messier whitespace folded)."
+    if b"\r" not in data:
+        tab = b"\t" in data
+        if not (tab and b" " in data) and _single_separators(np.frombuffer(data, np.uint8), 9 if tab else 32):
+            return data, "\t" if tab else " "          # the common, clean case: parsed as it is, no copy
+    data = data.replace(b"\r", b"").replace(b"\t", b" ")
+    data = re.sub(rb" +", b" ", data)
+    data = re.sub(rb"(?m)^ | $", b"", data)
+    return data, " "
 
 def _check_lines(path, data: bytes, ncols: int, kinds: dict, what: str):
     "Walk the lines of a file that pyarrow refused, raising `TrecFormatError` at the first bad one."
@@ -76,6 +83,8 @@ def _check_lines(path, data: bytes, ncols: int, kinds: dict, what: str):
     for no, raw in enumerate(data.split(b"\n"), 1):
         parts = raw.split()
         if not parts: continue
+        try: raw.decode()
+        except UnicodeDecodeError: raise TrecFormatError(path, no, f"the line is not valid UTF-8: {raw[:120]!r}") from None
         if len(parts) != ncols:
             raise TrecFormatError(path, no, f"expected {ncols} columns in a {what} line, found {len(parts)}: {raw[:120].decode(errors='replace')!r}")
         for i, kind in kinds.items():
@@ -95,14 +104,14 @@ def _line_numbers(data: bytes) -> np.ndarray:
 
 def _read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None) -> tuple[pa.Table, bytes]:
     "Parse a whitespace-separated file into a pyarrow table, or raise a precise `TrecFormatError`."
-    data = _normalise_ws(_read_bytes(path))
+    data, delim = _normalise_ws(_read_bytes(path))
     if not data or data.isspace():     # (isspace stops at the first other byte; strip would copy the file)
         raise TrecFormatError(path, None, f"empty {what} file")
     try:
         tbl = pacsv.read_csv(
             io.BytesIO(data),
             read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=1 << 26),
-            parse_options=pacsv.ParseOptions(delimiter="\t" if b"\t" in data else " ", quote_char=False,
+            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
                                              ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
                                                  quoted_strings_can_be_null=False, null_values=[],
@@ -131,9 +140,39 @@ def _duplicates_error(path, df: pd.DataFrame, keys: list, lines=None, what="run"
     return TrecFormatError(path, int(lines[rows[1]]) if lines is not None else None,
                            f"duplicate {what} entry for {desc}{where}; pass duplicates='first' to keep the first")
 
+def _chunked(col) -> pa.ChunkedArray:
+    "A pyarrow string array for a pandas column, without copying pandas' Arrow-backed strings."
+    arr = col if isinstance(col, (pa.Array, pa.ChunkedArray)) else (
+        col.array.__arrow_array__() if hasattr(getattr(col, "array", None), "__arrow_array__") else pa.array(col))
+    if isinstance(arr, pa.Array): arr = pa.chunked_array([arr])
+    if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type): arr = pc.cast(arr, pa.string())
+    return arr
+
+_UNIQUE: dict = {}     # id(doc array) -> weak refs to the (system, query, doc) arrays of a frame known to be duplicate-free
+
+def _mark_unique(df: pd.DataFrame) -> pd.DataFrame:
+    "Remember that this frame's (system, query, doc) triples are distinct, for as long as its columns are unchanged."
+    if all(hasattr(getattr(df[c], "array", None), "__arrow_array__") for c in ("system", "query", "doc")):
+        arrays = [_chunked(df[c]) for c in ("system", "query", "doc")]
+        key = id(arrays[2])
+        _UNIQUE[key] = [weakref.ref(a, lambda _, k=key: _UNIQUE.pop(k, None)) for a in arrays]
+    return df
+
+def _is_marked(df: pd.DataFrame) -> bool:
+    "Whether the frame still holds the very column arrays `_mark_unique` saw (Arrow arrays cannot change in place)."
+    arrays = [_chunked(df[c]) for c in ("system", "query", "doc")]
+    refs = _UNIQUE.get(id(arrays[2]))
+    return refs is not None and all(r() is a for r, a in zip(refs, arrays))
+
+def _constant(value: str, n: int) -> pa.Array:
+    "A string array holding `value` n times, built from two buffers (no Python objects)."
+    b = value.encode()
+    return pa.LargeStringArray.from_buffers(n, pa.py_buffer(np.arange(n + 1, dtype=np.int64) * len(b)), pa.py_buffer(b * n))
+
 def read_run(path, system: str | None = None, tag: bool = False, duplicates: str = "error") -> pd.DataFrame:
     "Read one TREC run file (plain or .gz) into a runs DataFrame `system, query, doc, score`."
     if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
+    if tag and system is not None: raise ValueError("give either system= or tag=True, not both")
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such run file")
     names = ["query", "q0", "doc", "rank", "score", "tag"]
     types = {"query": pa.string(), "q0": pa.string(), "doc": pa.string(), "rank": pa.string(),
@@ -143,25 +182,34 @@ def read_run(path, system: str | None = None, tag: bool = False, duplicates: str
     score = tbl.column("score")
     if pc.any(pc.is_nan(score)).as_py():
         _check_lines(path, data, 6, {4: "float"}, "run")
-    df = pd.DataFrame({"query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(),
-                       "score": score.to_numpy()})
-    if tag:
-        df.insert(0, "system", tbl.column("tag").to_pandas())
-        if system is not None: raise ValueError("give either system= or tag=True, not both")
-    else:
-        df.insert(0, "system", system if system is not None else system_name(path))
+    name = None if tag else (system if system is not None else system_name(path))
+    cols = {"system": tbl.column("tag") if tag else _constant(name, tbl.num_rows),
+            "query": tbl.column("query"), "doc": tbl.column("doc")}
+    # one Arrow table to pandas: the strings stay in Arrow buffers (pandas' `str` columns)
+    df = pa.table({k: v.cast(pa.large_string()) for k, v in cols.items()} | {"score": score}).to_pandas()
     keys = [tbl.column("query"), tbl.column("doc")] + ([tbl.column("tag")] if tag else [])
-    if not _maybe_duplicates(keys): return df
-    return _dedupe(df, path, duplicates, lambda: _line_numbers(data))
+    if _maybe_duplicates(keys): df = _dedupe(df, path, duplicates, lambda: _line_numbers(data))
+    return _mark_unique(df)
+
+def _row_codes(col) -> np.ndarray:
+    "Integer codes of a string column, equal exactly where the strings are: run-length blocks, then hashing."
+    a = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    n = len(a)
+    if n < 2: return np.zeros(n, np.int64)
+    starts = np.r_[0, np.flatnonzero(pc.not_equal(a.slice(1), a.slice(0, n - 1)).to_numpy(zero_copy_only=False)) + 1]
+    if 4 * len(starts) > n:   # few repeats next to each other: hash every row
+        return pc.dictionary_encode(a).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    codes = pc.dictionary_encode(a.take(pa.array(starts))).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.repeat(codes, np.diff(np.r_[starts, n]))
 
 def _maybe_duplicates(cols) -> bool:
-    "Whether some row repeats across these Arrow string columns (dictionary codes, then one integer sort)."
+    "Whether some row repeats across these Arrow string columns (integer codes, then one integer sort)."
     key, size = np.zeros(len(cols[0]), np.int64), 1
     for col in cols:
-        enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
-        n = max(len(enc.dictionary), 1)
+        c = _row_codes(col)
+        n = int(c.max()) + 1 if len(c) else 1
         if size * n >= 2 ** 62: key, size = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64), len(key)
-        key, size = key * n + enc.indices.to_numpy(zero_copy_only=False).astype(np.int64), size * n
+        key, size = key * n + c, size * n
     key.sort()
     return bool((key[1:] == key[:-1]).any())
 
@@ -184,9 +232,14 @@ def _run_paths(paths) -> list:
     if not files: raise FileNotFoundError(f"{paths}: no run files found")
     return files
 
-def read_runs(paths, tag: bool = False, duplicates: str = "error", threads: int = 4) -> pd.DataFrame:
+def _cpus() -> int:
+    try: return len(os.sched_getaffinity(0))
+    except AttributeError: return os.cpu_count() or 1
+
+def read_runs(paths, tag: bool = False, duplicates: str = "error", threads: int | None = None) -> pd.DataFrame:
     "Read many run files (a list of paths, a directory, or a glob) into one runs DataFrame."
     files = _run_paths(paths)
+    threads = threads or min(4, _cpus())
     if not tag:
         names = {}
         for f in files:
@@ -196,10 +249,18 @@ def read_runs(paths, tag: bool = False, duplicates: str = "error", threads: int 
     with ThreadPoolExecutor(threads) as ex:
         parts = list(ex.map(lambda f: read_run(f, tag=tag, duplicates=duplicates), files))
     df = pd.concat(parts, ignore_index=True)
-    if tag:
-        dup = df.duplicated(["system", "query", "doc"])
-        if dup.any(): raise ValueError(f"the same (system, query, doc) appears in two files: {df[dup].iloc[0].tolist()[:3]}")
-    return df
+    if tag:     # a tag may be spread over several files: a (system, query, doc) must still come once
+        dup = df.duplicated(["system", "query", "doc"], keep=False)
+        if dup.any():
+            src = np.repeat(np.arange(len(files)), [len(p) for p in parts])
+            row = df[dup].iloc[0]
+            same = np.flatnonzero(dup & (df.system == row.system) & (df["query"] == row["query"]) & (df.doc == row.doc))
+            where = sorted({str(files[i]) for i in src[same]})
+            if duplicates == "error":
+                raise ValueError(f"{' and '.join(where)}: system {row.system!r}, query {row['query']!r}, doc {row.doc!r} "
+                                 "appears in more than one file; pass duplicates='first' to keep the first")
+            df = df[~df.duplicated(["system", "query", "doc"])].reset_index(drop=True)
+    return _mark_unique(df)
 
 # %% ../nbs/00_trec.ipynb #ef1e7889
 def read_qrels(path, subtopics: bool = False) -> pd.DataFrame:
@@ -242,10 +303,12 @@ def _frame(obj) -> pd.DataFrame:
     if hasattr(first, "_fields"): return pd.DataFrame(rows, columns=list(first._fields)).rename(columns=_ALIASES)
     raise TypeError(f"cannot read rows of type {type(first).__name__}; give a DataFrame or namedtuples")
 
-def as_runs(runs, system: str = "run") -> pd.DataFrame:
+def as_runs(runs, system: str = "run", duplicates: str = "error") -> pd.DataFrame:
     "Coerce runs (DataFrame, namedtuple iterable, or {system: runs} mapping) into `system, query, doc, score`."
+    if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
     if isinstance(runs, Mapping):
-        return pd.concat([as_runs(v, system=str(k)).assign(system=str(k)) for k, v in runs.items()], ignore_index=True)
+        return pd.concat([as_runs(v, str(k), duplicates).assign(system=str(k)) for k, v in runs.items()],
+                         ignore_index=True)
     df = _frame(runs)
     if "system" not in df.columns: df = df.assign(system=system)
     missing = {"query", "doc", "score"} - set(df.columns)
@@ -254,7 +317,7 @@ def as_runs(runs, system: str = "run") -> pd.DataFrame:
     for c in ("system", "query", "doc"): df[c] = df[c].astype(str)
     df["score"] = pd.to_numeric(df["score"], errors="raise").astype(np.float64)
     if df["score"].isna().any(): raise ValueError("runs: NaN score in row %d" % int(np.flatnonzero(df["score"].isna())[0]))
-    return _dedupe(df, "runs", "error", lambda: None)
+    return _mark_unique(_dedupe(df, "runs", duplicates, lambda: None))
 
 def as_qrels(qrels) -> pd.DataFrame:
     "Coerce qrels (DataFrame or namedtuple iterable) into `query, doc, grade` (keeping `subtopic` if present)."
@@ -265,7 +328,8 @@ def as_qrels(qrels) -> pd.DataFrame:
     df = df[cols].copy()
     for c in cols[:-1]: df[c] = df[c].astype(str)
     g = pd.to_numeric(df["grade"], errors="raise")
-    if (g != np.round(g)).any(): raise ValueError("qrels: non-integer grade")
+    bad = np.flatnonzero((g != np.round(g)).to_numpy())
+    if len(bad): raise ValueError(f"qrels: non-integer grade {df['grade'].iloc[bad[0]]} in row {bad[0]}")
     df["grade"] = g.astype(np.int64)
     return _check_qrels(df)
 
@@ -277,87 +341,115 @@ def _f32_desc_key(scores: np.ndarray) -> np.ndarray:
     asc = np.where(b & np.uint32(0x80000000), ~b, b | np.uint32(0x80000000))
     return ~asc
 
-def _arrow(col) -> pa.Array:
-    "A pyarrow string array for a pandas column (zero-copy for pandas' Arrow-backed strings)."
-    arr = pa.array(col) if not isinstance(col, (pa.Array, pa.ChunkedArray)) else col
-    if isinstance(arr, pa.ChunkedArray): arr = arr.combine_chunks()
-    if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type): arr = pc.cast(arr, pa.string())
-    return arr
-
-def _codes(col, values) -> np.ndarray:
-    "Index of each entry of `col` in `values` (-1 where absent), by hashing in Arrow."
-    vs = pa.array(np.asarray(values, dtype=object), type=pa.string()) if len(values) else pa.array([], pa.string())
-    return pc.fill_null(pc.index_in(_arrow(col), value_set=vs), -1).to_numpy().astype(np.int64)
-
-def _sorted_codes(col) -> tuple[np.ndarray, np.ndarray]:
-    "The distinct values of a column sorted (byte-wise) and each row's index among them, in one hashing pass."
-    enc = pc.dictionary_encode(_arrow(col))
-    values = np.array(enc.dictionary.to_pylist(), dtype=object)
-    order = np.argsort(values, kind="stable") if len(values) else np.zeros(0, np.int64)
+def _sorted_values(arr) -> tuple[np.ndarray, np.ndarray]:
+    "The distinct values of a string array sorted (byte-wise, as UTF-8 sorts) and each entry's index among them."
+    enc = pc.dictionary_encode(arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr)
+    order = pc.array_sort_indices(enc.dictionary).to_numpy()       # Arrow sorts strings byte-wise
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
-    return values[order], rank[enc.indices.to_numpy(zero_copy_only=False)]
+    values = np.array(enc.dictionary.take(pa.array(order, pa.int64())).to_pylist(), dtype=object)
+    return values, rank[enc.indices.to_numpy(zero_copy_only=False)]
 
-def _order(sys_code, query_code, scores, docs, score_dtype="float32"):
-    "Permutation into trec_eval order, and the mask of rows that tie on score with a neighbour."
-    grp = sys_code.astype(np.int64) * (int(query_code.max()) + 1 if len(query_code) else 1) + query_code
-    if score_dtype == "float32":
-        key = (grp.astype(np.uint64) << np.uint64(32)) | _f32_desc_key(scores).astype(np.uint64)
-        perm = np.argsort(key, kind="stable")
-        k = key[perm]
-    elif score_dtype == "float64":
-        s = np.asarray(scores, np.float64) + 0.0
-        perm = np.lexsort((-s, grp))
-        k = np.stack([grp[perm].astype(np.float64), s[perm]], 1)
-    else:
+@dataclass
+class _Lists:
+    "The runs cut into ranked lists, each contiguous and in trec_eval order (positions index `perm`)."
+    perm: np.ndarray       # (n,) row of the runs frame at each ordered position
+    starts: np.ndarray     # (L,) first position of each list
+    lens: np.ndarray       # (L,) list lengths
+    system: np.ndarray     # (L,) system code of each list (index into systems)
+    query: np.ndarray      # (L,) query code of each list (index into queries)
+    systems: np.ndarray    # sorted distinct system names
+    queries: np.ndarray    # sorted distinct query ids (in the qrels or not)
+    tie: np.ndarray        # (n,) bool per position: its score ties a neighbour's in the same list
+    in_place: bool = False # rows were already in list order: perm is the identity outside tie groups
+
+    def rank0(self) -> np.ndarray:
+        "0-based rank at every position."
+        it = np.int32 if len(self.perm) < 2 ** 31 else np.int64
+        return np.arange(len(self.perm), dtype=it) - np.repeat(self.starts.astype(it), self.lens)
+
+    def sorted_order(self) -> np.ndarray:
+        "The positions rearranged so that the lists come by (system, query)."
+        o = np.argsort(self.system.astype(np.int64) * max(len(self.queries), 1) + self.query, kind="stable")
+        lens = self.lens[o]
+        return np.repeat(self.starts[o] - np.r_[0, np.cumsum(lens)[:-1]], lens) + np.arange(len(self.perm))
+
+def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
+    "Order every (system, query) list: score descending (as float32 or float64), ties by doc id descending."
+    if score_dtype not in ("float32", "float64"):
         raise ValueError(f"score_dtype must be 'float32' or 'float64', not {score_dtype!r}")
-    tie = np.zeros(len(k), bool)
-    if len(k) > 1:
-        same = (k[1:] == k[:-1]) if k.ndim == 1 else (k[1:] == k[:-1]).all(1)
-        tie[1:] |= same; tie[:-1] |= same
-    if tie.any():
-        idx = np.flatnonzero(tie)
-        kk = k[idx]
-        starts = np.ones(len(idx), bool)
-        starts[1:] = (np.diff(idx) != 1) | ((kk[1:] != kk[:-1]) if kk.ndim == 1 else (kk[1:] != kk[:-1]).any(1))
-        gid = np.cumsum(starts)
-        tied = perm[idx]
-        tied_docs = (pc.take(_arrow(docs), pa.array(tied)) if not isinstance(docs, np.ndarray)
-                     else _arrow(pa.array(np.asarray(docs[tied], dtype=object), type=pa.string())))
+    sa, qa = _chunked(runs["system"]), _chunked(runs["query"])
+    n = len(sa)
+    score = runs["score"].to_numpy()
+    key = score.astype(np.float32 if score_dtype == "float32" else np.float64)
+    # run-length blocks of (system, query): a run file holds each of its lists in one block
+    bstart = np.zeros(min(n, 1), np.int64)
+    if n > 1:
+        ch = pc.or_(pc.not_equal(sa.slice(1), sa.slice(0, n - 1)), pc.not_equal(qa.slice(1), qa.slice(0, n - 1)))
+        bstart = np.r_[0, np.flatnonzero(ch.to_numpy(zero_copy_only=False)) + 1]
+    systems, bsys = _sorted_values(sa.take(pa.array(bstart)))
+    queries, bq = _sorted_values(qa.take(pa.array(bstart)))
+    nq = max(len(queries), 1)
+    bgrp, blens = bsys * nq + bq, np.diff(np.r_[bstart, n])
+    first = np.zeros(n, bool)
+    first[bstart] = True
+    in_place = len(np.unique(bgrp)) == len(bgrp) and not ((key[1:] > key[:-1]) & ~first[1:]).any()
+    if in_place:
+        # every list in one block and already by score (as run files are written): only the ties move
+        perm = np.arange(n, dtype=np.int32 if n < 2 ** 31 else np.int64)
+        starts, lens, lsys, lq, k = bstart, blens, bsys, bq, key
+    else:
+        # one stable sort on a packed (list, score) key
+        grp = np.repeat(bgrp, blens)
+        if score_dtype == "float32":
+            perm = np.argsort((grp.astype(np.uint64) << np.uint64(32)) | _f32_desc_key(score).astype(np.uint64),
+                              kind="stable")
+        else:
+            perm = np.lexsort((-(score + 0.0), grp))
+        g = grp[perm]
+        first = np.r_[True, g[1:] != g[:-1]] if n else np.zeros(0, bool)
+        starts = np.flatnonzero(first)
+        lens = np.diff(np.r_[starts, n])
+        lsys, lq, k = g[starts] // nq, g[starts] % nq, key[perm]
+    eq = (k[1:] == k[:-1]) & ~first[1:]          # position i+1 ties position i in the same list
+    tie = np.zeros(n, bool)
+    if eq.any():
+        tie[1:] |= eq
+        tie[:-1] |= eq
+        pos = np.flatnonzero(tie)
+        gid = np.cumsum((pos == 0) | ~eq[pos - 1])   # one id per group of tied positions
+        tied = perm[pos]
+        docs = pc.take(_chunked(runs["doc"]), pa.array(tied))
         # Arrow compares strings byte-wise, as strcmp does: within each tie group, doc id descending
-        order = pc.sort_indices(pa.table({"g": gid, "d": tied_docs}),
-                                sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
-        perm[idx] = tied[order]
-    return perm, tie
+        o = pc.sort_indices(pa.table({"g": gid, "d": docs}), sort_keys=[("g", "ascending"), ("d", "descending")])
+        perm[pos] = tied[o.to_numpy()]
+    return _Lists(perm, starts, lens, lsys, lq, systems, queries, tie, in_place)
 
 def order_runs(runs, score_dtype: str = "float32") -> pd.DataFrame:
     "Sort runs into trec_eval order (score desc as float32, ties by doc id desc) and add a 1-based `rank`."
     df = as_runs(runs) if not _is_runs_frame(runs) else runs
-    sys_code, _ = pd.factorize(df["system"], sort=True)
-    q_code, _ = pd.factorize(df["query"], sort=True)
-    perm, _ = _order(sys_code, q_code, df["score"].to_numpy(), df["doc"], score_dtype)
-    out = df.iloc[perm].reset_index(drop=True)
-    grp = (sys_code[perm].astype(np.int64) << 32) | q_code[perm]
-    start = np.r_[True, grp[1:] != grp[:-1]]
-    pos = np.arange(len(out))
-    out["rank"] = pos - np.maximum.accumulate(np.where(start, pos, 0)) + 1
+    L = _lists(df, score_dtype)
+    o = L.sorted_order()
+    out = df.iloc[L.perm[o]].reset_index(drop=True)
+    out["rank"] = L.rank0()[o] + 1
     return out
 
 def _is_runs_frame(x) -> bool:
     return isinstance(x, pd.DataFrame) and list(x.columns[:4]) == RUN_COLUMNS and x["score"].dtype == np.float64
 
+
 # %% ../nbs/00_trec.ipynb #a7693ed4
 def tie_report(runs, score_dtype: str = "float32") -> pd.DataFrame:
     "Per system: rows, rows whose score ties another document of the same list, and their share."
     df = as_runs(runs) if not _is_runs_frame(runs) else runs
-    sys_code, systems = pd.factorize(df["system"], sort=True)
-    q_code, _ = pd.factorize(df["query"], sort=True)
-    perm, tie = _order(sys_code, q_code, df["score"].to_numpy(), df["doc"], score_dtype)
-    rows = np.bincount(sys_code, minlength=len(systems))
-    tied = np.bincount(sys_code[perm][tie], minlength=len(systems))
-    out = pd.DataFrame({"rows": rows, "tied_rows": tied}, index=pd.Index(systems.astype(str), name="system"))
+    L = _lists(df, score_dtype)
+    sys_at = np.repeat(L.system, L.lens)
+    rows = np.bincount(sys_at, minlength=len(L.systems))
+    tied = np.bincount(sys_at[L.tie], minlength=len(L.systems))
+    out = pd.DataFrame({"rows": rows, "tied_rows": tied}, index=pd.Index(L.systems.astype(str), name="system"))
     out["tied_share"] = (out.tied_rows / out.rows).round(4)
     return out
+
 
 # %% ../nbs/00_trec.ipynb #8986ac8a
 def write_run(runs, path, score_dtype: str = "float32") -> Path:
@@ -405,53 +497,95 @@ class Campaign:
                 f"{len(self.qrels)} judgments)")
 
 # %% ../nbs/00_trec.ipynb #4d6ef159
-def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool) -> Campaign:
-    systems, sys_code = _sorted_codes(runs["system"])
-    if len(systems) == 0: raise ValueError("no runs: a campaign needs at least one system")
-    topics = np.array(sorted(pc.unique(_arrow(qrels["query"])).to_pylist()), dtype=object)
-    judged = np.array(sorted(pc.unique(_arrow(qrels["doc"])).to_pylist()), dtype=object)
+def _qrels_codes(qrels: pd.DataFrame):
+    "Sorted topics and judged docs, the qrels with their codes, and one grade per judged (topic, doc) key, sorted."
+    topics, tcode = _sorted_values(_chunked(qrels["query"]))
+    judged, dcode = _sorted_values(_chunked(qrels["doc"]))
     q = qrels.copy()
-    q["topic_idx"] = _codes(q["query"], topics).astype(np.int32)
-    q["doc_code"] = _codes(q["doc"], judged).astype(np.int32)
-    # one grade per (topic, doc): for subtopic qrels the largest grade over subtopics
-    g = q.groupby(["topic_idx", "doc_code"], sort=True)["grade"].max()
-    gkey = g.index.get_level_values(0).to_numpy().astype(np.int64) * len(judged) + g.index.get_level_values(1).to_numpy()
-    gval = g.to_numpy()
-    t_code = _codes(runs["query"], topics)
-    perm, _ = _order(sys_code, np.where(t_code >= 0, t_code, len(topics)), runs["score"].to_numpy(), runs["doc"], score_dtype)
-    sc, tc = sys_code[perm], t_code[perm]
-    grp = sc * (len(topics) + 1) + np.where(tc >= 0, tc, len(topics))
-    start = np.r_[True, grp[1:] != grp[:-1]] if len(grp) else np.zeros(0, bool)
-    pos = np.arange(len(grp))
-    rank0 = pos - np.maximum.accumulate(np.where(start, pos, 0)) if len(grp) else pos
+    q["topic_idx"], q["doc_code"] = tcode.astype(np.int32), dcode.astype(np.int32)
+    key = tcode * max(len(judged), 1) + dcode
+    o = np.argsort(key, kind="stable")
+    k = key[o]
+    first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.int64)
+    # for subtopic qrels: the largest grade over the subtopics
+    gval = np.maximum.reduceat(q["grade"].to_numpy()[o], first) if len(k) else np.zeros(0, np.int64)
+    return topics, judged, q, k[first], gval
+
+def _check_unique(runs: pd.DataFrame, L: _Lists):
+    "Raise if a list holds a doc twice (for frames that no checked reader produced): one hashing pass, one sort."
+    codes = pc.dictionary_encode(_chunked(runs["doc"]).combine_chunks()).indices.to_numpy(zero_copy_only=False)
+    key = np.repeat(np.arange(len(L.lens), dtype=np.int64), L.lens) * (int(codes.max(initial=0)) + 1) + codes[L.perm]
+    o = np.argsort(key, kind="stable")
+    dup = np.flatnonzero(key[o[1:]] == key[o[:-1]])
+    if len(dup):
+        i, j = sorted(L.perm[o[dup[0]:dup[0] + 2]])
+        r = runs.iloc[i]
+        raise ValueError(f"runs: system {r['system']!r}, query {r['query']!r}, doc {r['doc']!r} appears twice "
+                         f"(rows {i} and {j}); keep one, e.g. with as_runs(runs, duplicates='first')")
+
+def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool) -> Campaign:
+    L = _lists(runs, score_dtype)
+    if len(L.systems) == 0: raise ValueError("no runs: a campaign needs at least one system")
+    if not _is_marked(runs): _check_unique(runs, L)
+    topics, judged, q, gkey, gval = _qrels_codes(qrels)
+    S, Q, J = len(L.systems), len(topics), max(len(judged), 1)
+    ltopic = pd.Index(topics).get_indexer(L.queries)[L.query]   # topic of each list, -1 if not in the qrels
+    keep = ltopic >= 0                                          # the lists of qrels topics fill the arrays
+    D = int(L.lens[keep].max()) if keep.any() else 0
+    lengths = np.zeros((S, Q), np.int64)
+    lengths[L.system[keep], ltopic[keep]] = L.lens[keep]
+    if keep.all():
+        kl, klens, rows = slice(None), L.lens, L.perm
+    else:                                                       # the positions of the kept lists only
+        kl = np.flatnonzero(keep)
+        klens, starts = L.lens[kl], L.starts[kl]
+        rows = L.perm[np.repeat(starts - np.r_[0, np.cumsum(klens)[:-1]], klens) + np.arange(int(klens.sum()))]
+    cell = L.system[kl].astype(np.int64) * Q + ltopic[kl]      # (system, topic) cell of each kept list
+    even = D > 0 and bool((klens == D).all())                   # every kept list D long: whole rows
+    if even:
+        place = lambda a, v: a.reshape(S * Q, D).__setitem__(cell, v.reshape(-1, D))
+        flat_at = lambda p: cell[p // D] * D + p % D
+    else:
+        it = np.int32 if S * Q * D < 2 ** 31 else np.int64
+        rank0 = np.arange(len(rows), dtype=it) - np.repeat((np.cumsum(klens) - klens).astype(it), klens)
+        flat = np.repeat((cell * D).astype(it), klens) + rank0  # index in the (S, Q, D) arrays
+        place = lambda a, v: a.__setitem__(flat, v)
+        flat_at = lambda p: flat[p]
+    # all lists there and D long: every cell is written, no need to pre-fill PAD and NaN
+    every = even and len(cell) == S * Q
+    alloc = lambda n, dt, fill: np.empty(n, dt) if every else np.full(n, fill, dt)
+    # the one string join: each run row's doc id against the judged documents only
+    da = _chunked(runs["doc"])                                  # (chunk by chunk: no copy of the column)
+    vs = pa.array(judged, type=da.type)                         # (the column's string type: no cast of 5 M rows)
+    dc = pc.fill_null(pc.index_in(da, value_set=vs), UNJUDGED).to_numpy(zero_copy_only=False)
+    score = runs["score"].to_numpy()
+    docs, scores = alloc(S * Q * D, np.int32, PAD), alloc(S * Q * D, np.float64, np.nan)
+    if L.in_place and keep.all():                               # rows already in order but for the tie groups
+        place(docs, dc)
+        place(scores, score)
+        t = np.flatnonzero(L.tie)
+        ft, rt = flat_at(t), L.perm[t]
+        docs[ft], scores[ft] = dc[rt], score[rt]
+    else:
+        place(docs, dc[rows])
+        place(scores, score[rows])
+    grades = np.full(S * Q * D, NO_GRADE, np.int16)
+    fj = np.flatnonzero(docs >= 0)                              # cells holding a judged document
+    if len(fj) and len(gkey):                                   # its grade for that topic, by an integer key
+        loc = pc.fill_null(pc.index_in(pa.array((fj // D % Q) * J + docs[fj]), value_set=pa.array(gkey)), -1)
+        loc = loc.to_numpy(zero_copy_only=False)
+        hit = loc >= 0
+        grades[fj[hit]] = gval[loc[hit]]
     ordered = None
     if keep_runs:
         def ordered():
-            out = runs.iloc[perm].reset_index(drop=True)
-            out["rank"] = rank0 + 1
-            return out
-    sel = tc >= 0
-    rows = perm[sel]
-    sc, tc, r0 = sc[sel], tc[sel], rank0[sel]
-    dcode = _codes(runs["doc"], judged).astype(np.int32)[rows]
-    dcode[dcode < 0] = UNJUDGED
-    S, Q = len(systems), len(topics)
-    D = int(r0.max()) + 1 if len(r0) else 0
-    docs = np.full((S, Q, D), PAD, np.int32)
-    grades = np.full((S, Q, D), NO_GRADE, np.int16)
-    scores = np.full((S, Q, D), np.nan, np.float64)
-    docs[sc, tc, r0] = dcode
-    scores[sc, tc, r0] = runs["score"].to_numpy()[rows]
-    jm = dcode >= 0
-    key = tc[jm].astype(np.int64) * len(judged) + dcode[jm]
-    gr = np.full(len(key), NO_GRADE, np.int16)
-    if len(gkey):
-        loc = np.minimum(np.searchsorted(gkey, key), len(gkey) - 1)
-        hit = gkey[loc] == key
-        gr[hit] = gval[loc[hit]]
-    grades[sc[jm], tc[jm], r0[jm]] = gr
-    lengths = np.bincount(sc * Q + tc, minlength=S * Q).reshape(S, Q)
-    return Campaign(systems, topics, docs, grades, scores, lengths, judged, q, score_dtype, ordered)
+            o = L.sorted_order()
+            out = runs.iloc[L.perm[o]].reset_index(drop=True)
+            out["rank"] = L.rank0()[o] + 1
+            return _mark_unique(out)
+    return Campaign(L.systems, topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
+                    lengths, judged, q, score_dtype, ordered)
+
 
 # %% ../nbs/00_trec.ipynb #42ca72a5
 def prepare(runs, qrels=None, score_dtype: str = "float32", keep_runs: bool = True) -> Campaign:
@@ -518,7 +652,8 @@ def _subset(self: Campaign, systems=None, topics=None) -> Campaign:
         keep_s, keep_t = self.systems[si], self.topics[ti]
         def runs():
             r = self.runs
-            return r[r.system.isin(keep_s) & (r["query"].isin(keep_t) | ~r["query"].isin(self.topics))].reset_index(drop=True)
+            return _mark_unique(r[r.system.isin(keep_s) & (r["query"].isin(keep_t) | ~r["query"].isin(self.topics))]
+                                .reset_index(drop=True))
     return Campaign(self.systems[si], self.topics[ti], docs[:, :, :D].copy(), grades[:, :, :D].copy(),
                     scores[:, :, :D].copy(), lengths.copy(), self.judged_docs, q, self.score_dtype, runs)
 
@@ -541,13 +676,13 @@ def _truncate(self: Campaign, depth: int | None) -> Campaign:
     if self.runs_fn is not None:
         def runs():
             r = self.runs
-            return r[r["rank"] <= depth].reset_index(drop=True)
+            return _mark_unique(r[r["rank"] <= depth].reset_index(drop=True))
     return Campaign(self.systems, self.topics, self.docs[:, :, :depth].copy(), self.grades[:, :, :depth].copy(),
                     self.scores[:, :, :depth].copy(), np.minimum(self.lengths, depth), self.judged_docs,
                     self.qrels, self.score_dtype, runs)
 
 def _with_qrels(self: Campaign, qrels) -> Campaign:
     "The same runs judged by other qrels (e.g. with judgments removed), re-encoded from the kept runs."
-    return prepare(self.runs[RUN_COLUMNS], qrels, self.score_dtype)
+    return prepare(_mark_unique(self.runs[RUN_COLUMNS]), qrels, self.score_dtype)
 
 Campaign.subset, Campaign.truncate, Campaign.with_qrels = _subset, _truncate, _with_qrels

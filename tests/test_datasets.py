@@ -145,6 +145,21 @@ def test_interrupted_download_leaves_no_partial_file(server, env):
     assert _leftovers(root) == [] and [p for p in root.rglob("*") if p.is_file()] == []
 
 
+def test_progress_bars(server, env, monkeypatch, capsys):
+    "A bar per download and one for the dataset: shown on request (a terminal, or IRINNOV_PROGRESS=1), else silent."
+    monkeypatch.setenv("IRINNOV_PROGRESS", "1")
+    D.fetch("fx-ok", base_url=server, progress=True)
+    err = capsys.readouterr().err
+    assert "fetching fx-ok:" in err and "/3 [" in err                   # the dataset bar: 3 files
+    for name, size in (("alpha", 484), ("beta", 484), ("qrels.txt", len(FILES["qrels/qrels.txt"]))):
+        assert f"{name}:" in err and f"/{size}" in err                   # one bar per download, in bytes
+    D.fetch("fx-ok", base_url=server, progress=False, path=env / "again")
+    assert capsys.readouterr().err == ""                                 # progress=False: nothing
+    monkeypatch.setenv("IRINNOV_PROGRESS", "0")
+    D.fetch("fx-ok", base_url=server, progress=True, path=env / "third")
+    assert capsys.readouterr().err == ""                                 # forced off
+
+
 def test_offline_without_mirror_says_how_to_use_one(env):
     with pytest.raises(FetchError) as e:
         D.fetch("fx-ok", base_url="http://127.0.0.1:9", progress=False)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from irinnov import metrics as M
-from irinnov.trec import prepare, read_qrels, read_run
+from irinnov.trec import TrecFormatError, prepare, read_qrels, read_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -194,28 +194,100 @@ def _trec_eval_out(path):
     return out
 
 
+def _six_columns(tmp_path):
+    """results.trunc with the junk trec_eval ignores after column 6 cut off.
+
+    trec_eval reads the first six fields of a run line and ignores the rest; irinnov refuses such a line (a wrong
+    column count is an error naming the file and line), so the test strips the junk itself."""
+    src = TREC_EVAL_TEST / "results.trunc"
+    with pytest.raises(TrecFormatError, match=r"results\.trunc:1: expected 6 columns in a run line, found 9"):
+        read_run(src, tag=True)
+    f = tmp_path / "results.trunc6"
+    f.write_text("".join(" ".join(l.split()[:6]) + "\n" for l in src.read_text().splitlines() if l.strip()))
+    return f
+
+
+# Makefile `quicktest` of trec_eval: output file, run file, qrels file, relevance level (-l), depth (-M)
+QUICKTEST = [("out.test.aq", "results.test", "qrels.test", 1, None),        # -a -q
+             ("out.test.aqc", "results.trunc", "qrels.test", 1, None),      # -a -q -c, a run missing topic 302
+             ("out.test.aqcM", "results.trunc", "qrels.test", 1, 100),      # -a -q -c -M100
+             ("out.test.aql", "results.test", "qrels.rel_level", 2, None)]  # -a -q -l2, grades -1..4
+
+
 @pytest.mark.skipif(not (TREC_EVAL_TEST / "out.test.aq").exists(), reason="trec_eval test files not in the mirror")
-def test_trec_eval_test_suite():
-    runs = read_run(TREC_EVAL_TEST / "results.test", tag=True)
-    qrels = read_qrels(TREC_EVAL_TEST / "qrels.test")
-    c = prepare(runs, qrels)
-    expected = _trec_eval_out(TREC_EVAL_TEST / "out.test.aq")
-    tabs = {"map": M.average_precision(c), "Rprec": M.r_precision(c), "bpref": M.bpref(c),
-            "recip_rank": M.reciprocal_rank(c), "ndcg": M.ndcg(c)}
+@pytest.mark.parametrize("out, results, qrels, level, depth", QUICKTEST)
+def test_trec_eval_test_suite(out, results, qrels, level, depth, tmp_path):
+    run_file = _six_columns(tmp_path) if results == "results.trunc" else TREC_EVAL_TEST / results
+    c = prepare(read_run(run_file, tag=True), read_qrels(TREC_EVAL_TEST / qrels)).truncate(depth)
+    expected = _trec_eval_out(TREC_EVAL_TEST / out)
+    t = level
+    tabs = {"map": M.average_precision(c, threshold=t), "Rprec": M.r_precision(c, threshold=t),
+            "bpref": M.bpref(c, threshold=t), "recip_rank": M.reciprocal_rank(c, threshold=t), "ndcg": M.ndcg(c)}
     for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000):
-        tabs[f"P_{k}"] = M.precision(c, k=k)
-        tabs[f"recall_{k}"] = M.recall(c, k=k)
-        tabs[f"map_cut_{k}"] = M.average_precision(c, depth=k)
+        tabs[f"P_{k}"] = M.precision(c, k=k, threshold=t)
+        tabs[f"recall_{k}"] = M.recall(c, k=k, threshold=t)
+        tabs[f"map_cut_{k}"] = M.average_precision(c, depth=k, threshold=t)
         tabs[f"ndcg_cut_{k}"] = M.ndcg(c, k=k)
     checked = 0
     for m, tab in tabs.items():
+        assert tab.columns.tolist() == ["301", "302", "303"], m       # -c: topic 302 counts even when the run skips it
         for q in list(tab.columns) + ["all"]:
-            if (m, q) not in expected: continue
             value = tab.loc["STANDARD"].mean() if q == "all" else tab.loc["STANDARD", q]
             assert abs(value - expected[(m, q)]) <= 5e-5 + 1e-12, (m, q, value, expected[(m, q)])
             checked += 1
-    assert checked >= 4 * len(tabs)     # three topics and the mean, for every measure
-    # and the summary file without -q
+    assert checked == 4 * len(tabs) == 164       # three topics and the mean, for each of the 41 measures
+
+
+@pytest.mark.skipif(not (TREC_EVAL_TEST / "out.test").exists(), reason="trec_eval test files not in the mirror")
+def test_trec_eval_default_summary():
+    "`trec_eval qrels.test results.test` (no options): the summary lines, to 4 decimals."
+    c = prepare(read_run(TREC_EVAL_TEST / "results.test", tag=True), read_qrels(TREC_EVAL_TEST / "qrels.test"))
     summary = _trec_eval_out(TREC_EVAL_TEST / "out.test")
-    for m in ("map", "Rprec", "bpref", "recip_rank", "P_5", "P_10", "P_1000"):
-        assert round(tabs[m].loc["STANDARD"].mean(), 4) == summary[(m, "all")], m
+    got = {"map": M.average_precision(c), "Rprec": M.r_precision(c), "bpref": M.bpref(c),
+           "recip_rank": M.reciprocal_rank(c), **{f"P_{k}": M.precision(c, k=k) for k in (5, 10, 15, 20, 30, 100, 200,
+                                                                                       500, 1000)}}
+    for m, tab in got.items():
+        assert round(tab.loc["STANDARD"].mean(), 4) == summary[(m, "all")], m
+
+
+# ---- TREC-COVID round 1: pytrec_eval cell by cell, and the official leaderboard ---------------------------------
+
+needs_covid = pytest.mark.skipif(not (MIRROR / "github" / "castorini" / "TREC-COVID").is_dir(),
+                                 reason="TREC-COVID round 1 not in the mirror")
+
+
+@pytest.fixture(scope="module")
+def covid():
+    from irinnov.datasets import load
+    return load("trec-covid-round1", mirror=MIRROR, progress=False)
+
+
+@needs_covid
+def test_trec_covid_parity_with_pytrec_eval(covid):
+    runs, qrels, c = covid.runs, covid.qrels, covid.campaign()
+    qd = {}
+    for q, d, g in zip(qrels["query"].tolist(), qrels.doc.tolist(), qrels.grade.tolist()): qd.setdefault(q, {})[d] = g
+    rd = {}
+    for s, q, d, sc in zip(*(runs[k].tolist() for k in ("system", "query", "doc", "score"))):
+        rd.setdefault(s, {}).setdefault(q, {})[d] = sc
+    tabs = {"map": M.average_precision(c), "P_5": M.precision(c, k=5), "ndcg_cut_10": M.ndcg(c, k=10),
+            "bpref": M.bpref(c), "ndcg": M.ndcg(c), "recip_rank": M.reciprocal_rank(c), "Rprec": M.r_precision(c),
+            "recall_1000": M.recall(c, k=1000), "map_cut_100": M.average_precision(c, depth=100)}
+    ev = pytrec_eval.RelevanceEvaluator(qd, set(tabs))
+    res = {s: ev.evaluate(r) for s, r in rd.items()}
+    cells = 0
+    for m, tab in tabs.items():
+        ref = np.array([[res[s].get(q, {}).get(m, 0.0) for q in tab.columns] for s in tab.index])
+        assert tab.shape == (143, 30)
+        np.testing.assert_allclose(tab.to_numpy(), ref, rtol=0, atol=1e-12, err_msg=m)
+        cells += ref.size
+    assert cells == 9 * 143 * 30
+
+
+@needs_covid
+def test_trec_covid_leaderboard(covid):
+    "The official leaderboard (trec_eval -c -M1000, 4 decimals): MAP, P@5, nDCG@10, bpref for all 143 runs."
+    ours = M.evaluate(covid.campaign(), measures=["AP", "P@5", "nDCG@10", "bpref"])
+    official = covid.meta[["MAP", "p@5", "ndcg@10", "bpref"]].set_axis(ours.columns, axis=1).loc[ours.index]
+    assert len(ours) == 143
+    np.testing.assert_array_equal(ours.round(4).to_numpy(), official.to_numpy())

@@ -278,3 +278,130 @@ def test_with_qrels_and_campaign_passthrough():
     fewer = qrels.iloc[::2]
     c2 = c.with_qrels(fewer)
     np.testing.assert_array_equal(c2.grades, prepare(runs, fewer).grades)
+
+
+# ---- the encoding against a brute-force one ----------------------------------------------------------------------
+
+def brute_campaign(runs, qrels):
+    "Dense arrays built the slow way: per (system, topic), sort with trec_eval's comparator, look each doc up."
+    systems, topics = sorted(runs.system.unique()), sorted(qrels["query"].unique())
+    judged = sorted(qrels.doc.unique())
+    code = {d: i for i, d in enumerate(judged)}
+    grade = {(q, d): g for q, d, g in qrels[["query", "doc", "grade"]].itertuples(index=False)}
+    lists = {}
+    for (s, q), g in runs.groupby(["system", "query"]):
+        if q not in topics: continue
+        keys = [(np.float32(x), d, x) for d, x in zip(g.doc, g.score)]
+        lists[(s, q)] = sorted(keys, key=functools.cmp_to_key(lambda a, b: trec_eval_cmp(a[:2], b[:2])))
+    D = max((len(v) for v in lists.values()), default=0)
+    docs = np.full((len(systems), len(topics), D), PAD, np.int32)
+    grades = np.full(docs.shape, NO_GRADE, np.int16)
+    scores = np.full(docs.shape, np.nan)
+    for (s, q), ranked in lists.items():
+        i, j = systems.index(s), topics.index(q)
+        for r, (_, d, x) in enumerate(ranked):
+            docs[i, j, r] = code.get(d, UNJUDGED)
+            grades[i, j, r] = grade.get((q, d), NO_GRADE)
+            scores[i, j, r] = x
+    return systems, topics, docs, grades, scores
+
+
+def layouts(seed):
+    "The same kind of campaign laid out the ways `prepare` takes different paths for."
+    rng = np.random.default_rng(seed)
+    docs = np.array([f"d{i}" for i in range(40)] + ["D1", "d1x", "é"])
+    rows = []
+    for s in range(3):
+        for t in range(4):
+            chosen = rng.choice(len(docs), 12, replace=False)            # every list exactly 12 long
+            score = np.round(rng.random(12), 1) + np.where(rng.random(12) < 0.3, 1e-12, 0)
+            order = np.argsort(-score, kind="stable")                      # as a run file is written
+            rows += [(f"s{s}", f"t{t}", docs[chosen[o]], float(score[o])) for o in order]
+    runs = pd.DataFrame(rows, columns=["system", "query", "doc", "score"])
+    qrels = pd.DataFrame([(f"t{t}", d, int(rng.choice([-2, 0, 1, 2]))) for t in range(5)
+                          for d in rng.choice(docs, 20, replace=False)], columns=["query", "doc", "grade"])
+    complete = runs
+    missing = runs[~((runs.system == "s1") & (runs["query"] == "t2"))]              # a cell with no list
+    extra = runs.assign(query=runs["query"].replace({"t3": "not-in-qrels"}))         # a list of no qrels topic
+    shuffled = runs.sample(frac=1, random_state=seed)                                  # rows in any order
+    split = pd.concat([runs.iloc[::2], runs.iloc[1::2]])                               # each list in two blocks
+    short = runs.groupby(["system", "query"]).head(int(rng.integers(1, 12)))           # shorter lists
+    return {"complete": complete, "missing": missing, "extra": extra, "shuffled": shuffled, "split": split,
+            "short": short}, qrels
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_prepare_equals_brute_force_on_every_layout(seed):
+    all_runs, qrels = layouts(seed)
+    for name, runs in all_runs.items():
+        c = prepare(runs, qrels)
+        systems, topics, docs, grades, scores = brute_campaign(runs, qrels)
+        assert c.systems.tolist() == systems and c.topics.tolist() == topics, name
+        np.testing.assert_array_equal(c.docs, docs, err_msg=name)
+        np.testing.assert_array_equal(c.grades, grades, err_msg=name)
+        np.testing.assert_array_equal(c.scores, scores, err_msg=name)
+        np.testing.assert_array_equal(c.lengths, (docs != PAD).sum(2), err_msg=name)
+
+
+def test_runs_of_topics_outside_the_qrels_are_ranked_per_query():
+    runs = pd.DataFrame({"system": "s", "query": ["x", "x", "y", "y", "1"], "doc": list("abcde"),
+                         "score": [1.0, 2.0, 3.0, 0.5, 1.0]})
+    qrels = pd.DataFrame({"query": ["1"], "doc": ["e"], "grade": [1]})
+    r = prepare(runs, qrels).runs
+    assert r[["query", "doc", "rank"]].values.tolist() == [["1", "e", 1], ["x", "b", 1], ["x", "a", 2],
+                                                          ["y", "c", 1], ["y", "d", 2]]
+    pd.testing.assert_frame_equal(r, order_runs(runs))
+    # no list of any qrels topic at all: an empty campaign, whose runs are still all there
+    c = prepare(runs[runs["query"] != "1"], qrels)
+    assert c.docs.shape == (1, 1, 0) and c.lengths.tolist() == [[0]] and len(c.runs) == 4
+
+
+def test_prepare_refuses_duplicates_in_frames():
+    runs = pd.DataFrame({"system": "s", "query": "1", "doc": ["a", "b", "a"], "score": [3.0, 2.0, 1.0]})
+    qrels = pd.DataFrame({"query": ["1"], "doc": ["a"], "grade": [1]})
+    with pytest.raises(ValueError, match=r"system 's', query '1', doc 'a' appears twice \(rows 0 and 2\)"):
+        prepare(runs, qrels)
+    kept = as_runs(runs, duplicates="first")
+    assert kept.doc.tolist() == ["a", "b"] and prepare(kept, qrels).lengths.tolist() == [[2]]
+    # a checked frame whose doc ids are then changed is checked again
+    kept.loc[1, "doc"] = "a"
+    with pytest.raises(ValueError, match="appears twice"): prepare(kept, qrels)
+    with pytest.raises(ValueError, match="duplicates must be"): as_runs(runs, duplicates="last")
+
+
+def test_read_runs_tag_duplicates_name_both_files(tmp_path):
+    write(tmp_path / "a", "1 Q0 x 1 0.5 t\n")
+    write(tmp_path / "b", "1 Q0 y 1 0.4 t\n1 Q0 x 2 0.3 t\n")
+    with pytest.raises(ValueError) as e: read_runs(tmp_path, tag=True)
+    assert f"{tmp_path / 'a'} and {tmp_path / 'b'}" in str(e.value) and "doc 'x'" in str(e.value)
+    r = read_runs(tmp_path, tag=True, duplicates="first")
+    assert r.doc.tolist() == ["x", "y"] and r.score.tolist() == [0.5, 0.4]
+
+
+def test_more_bad_lines(tmp_path):
+    f = tmp_path / "u"
+    f.write_bytes(b"1 Q0 a 1 0.5 t\n1 Q0 \xff\xfe 2 0.4 t\n")
+    with pytest.raises(TrecFormatError, match=r"u:2: the line is not valid UTF-8"): read_run(f)
+    with pytest.raises(ValueError, match=r"non-integer grade 1\.5 in row 1"):
+        as_qrels(pd.DataFrame({"query": ["1", "1"], "doc": ["a", "b"], "grade": [1, 1.5]}))
+    with pytest.raises(ValueError, match="either system= or tag"): read_run(tmp_path / "missing", system="x", tag=True)
+
+
+@pytest.mark.parametrize("at", [131072, 262144])
+@pytest.mark.parametrize("shift", [-2, -1, 0, 1])
+def test_empty_column_at_a_block_edge(tmp_path, at, shift):
+    """The clean-file check scans in 128 kB blocks; a doubled separator across a block edge must still be seen.
+
+    `1 Q0  a 1 0.5` has five columns, but split on single spaces it has six with an empty doc id, and pyarrow
+    would take `a` as the rank and `1` as the score: only folding the whitespace first exposes the missing column."""
+    head = "".join(f"1 Q0 d{i:06d} 1 0.5 t\n" for i in range((at - 100) // 21))
+    target = at + shift                              # the doubled space takes bytes target and target + 1
+    filler = "1 Q0 " + "p" * (target - 4 - len(head) - 14) + " 1 0.5 t\n"
+    text = head + filler + "1 Q0  a 1 0.5\n"
+    assert text[target:target + 2] == "  " and text.count("  ") == 1
+    f = write(tmp_path / "edge", text)
+    line = text.count("\n")
+    with pytest.raises(TrecFormatError, match=rf"edge:{line}: expected 6 columns in a run line, found 5"):
+        read_run(f)
+    # and the same file with the line repaired reads whole
+    assert len(read_run(write(tmp_path / "edge", head + filler + "1 Q0 a 1 0.5 t\n"))) == line
