@@ -71,7 +71,8 @@ def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[P
         r = subprocess.run([str(Path(sys.executable).with_name("nbdev_proc_nbs"))], cwd=ROOT, capture_output=True,
                            text=True)
         if r.returncode:
-            raise RuntimeError(f"nbdev_proc_nbs failed (exit {r.returncode}):\n{r.stderr[-3000:]}")
+            err = r.stderr if len(r.stderr) < 8000 else r.stderr[:5000] + "\n[...]\n" + r.stderr[-3000:]
+            raise RuntimeError(f"nbdev_proc_nbs failed (exit {r.returncode}):\n{err}")
     procdir = ROOT / "_proc"
     if out.exists(): shutil.rmtree(out)
     out.mkdir(parents=True)
