@@ -1,7 +1,7 @@
 """Build the documentation site offline, without Quarto: nbdev's notebook processing, then nbconvert to HTML.
 
 Quarto cannot be installed on our machines (PyPI's quarto-cli downloads its binary at install time), so the
-tested site is built with nbdev's own processors (`nbdev_proc_nbs`: directives removed, hidden cells dropped,
+tested site is built with nbdev's own processors (`nbdev_proc_nbs` minus its Quarto install: directives removed, hidden cells dropped,
 `show_doc` rendered) and nbconvert's HTML exporter, with MathJax served from the `jupyter-server-mathjax`
 package instead of a CDN. Figures are embedded as data URIs, so every page stands alone.
 
@@ -61,6 +61,13 @@ def _nav(current: str, titles: dict) -> str:
     return "".join(parts)
 
 
+_PROC_NBS = """
+import nbdev.quarto as q
+q._ensure_quarto = lambda: None
+q.nbdev_proc_nbs.__wrapped__()
+"""
+
+
 def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[Path]:
     "Process the notebooks with nbdev and write one self-contained HTML page per notebook into `out`."
     from nbconvert import HTMLExporter
@@ -68,11 +75,12 @@ def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[P
 
     out = Path(out)
     if proc:
-        r = subprocess.run([str(Path(sys.executable).with_name("nbdev_proc_nbs"))], cwd=ROOT, capture_output=True,
-                           text=True)
+        # nbdev_proc_nbs, without its first step: when Quarto is missing it tries to install it with sudo and then
+        # re-installs this package with `pip install -e` into the running environment (a race with every import)
+        r = subprocess.run([sys.executable, "-c", _PROC_NBS], cwd=ROOT, capture_output=True, text=True)
         if r.returncode:
             err = r.stderr if len(r.stderr) < 8000 else r.stderr[:5000] + "\n[...]\n" + r.stderr[-3000:]
-            raise RuntimeError(f"nbdev_proc_nbs failed (exit {r.returncode}):\n{err}")
+            raise RuntimeError(f"nbdev's notebook processing failed (exit {r.returncode}):\n{err}")
     procdir = ROOT / "_proc"
     if out.exists(): shutil.rmtree(out)
     out.mkdir(parents=True)
