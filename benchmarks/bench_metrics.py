@@ -120,6 +120,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--tools", default="irinnov,pytrec_eval,ranx")
     ap.add_argument("--covid", action="store_true", help="time irinnov on TREC-COVID round 1 instead")
+    ap.add_argument("--verbose", action="store_true", help="print every repetition's times")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     data = Path(a.data)
@@ -143,6 +144,9 @@ def main():
             r["process"] = time.perf_counter() - t
             r["total"] = r["parse"] + r["eval"]
             totals.setdefault(tool, []).append(r["total"])
+            if a.verbose:
+                print(f"  {tool:<12} total {r['total']:.2f} s (parse {r['parse']:.2f}, eval {r['eval']:.2f}), kernel {r['sys']:.2f} s"
+                      + ("".join(f", {k} {v:.2f}" for k, v in r["detail"].items()) if "detail" in r else ""), flush=True)
             if tool not in results or r["total"] < results[tool]["total"]: results[tool] = r
     base = results.get("irinnov")
     print(f"workload: {data}  (best of {a.repeat})")

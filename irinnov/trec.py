@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import glob as _glob
 import gzip
-import io
 import os
 import re
+import threading
 import warnings
 import weakref
 from collections.abc import Iterable, Mapping
@@ -47,13 +47,31 @@ class TrecFormatError(ValueError):
         super().__init__(f"{where}: {msg}")
 
 # %% ../nbs/00_trec.ipynb #4d975673
-def _read_bytes(path) -> bytes:
-    "The bytes of a plain or gzip file (detected by magic number, not by name)."
+# Arrow's buffers come from the C library's allocator. Arrow's default one (mimalloc) reserves a 1 GiB arena
+# marked for transparent huge pages; on the development machine (a virtual machine) first touches of those pages
+# were slow and erratic: read_runs + prepare of the 5 M-line benchmark took 1.0-1.3 s with it, 0.8-0.9 s without.
+_POOL = pa.system_memory_pool()
+
+_BUF = threading.local()       # per thread: the buffer its last plain file was read into
+
+def _read_bytes(path) -> bytes | bytearray:
+    "The bytes of a plain or gzip file (gzip detected by magic number, not by name)."
+    # A file of up to 16 MB is read into a buffer that the thread reuses for its next file (what is returned is
+    # valid until then): a fresh 2 MB buffer per file cost page faults (100 files: 0.03-0.10 s instead of 0.02 s).
     with open(path, "rb") as f:
-        data = f.read()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return data
+        size = os.fstat(f.fileno()).st_size
+        buf = getattr(_BUF, "data", None) if size <= 1 << 24 else None
+        try:
+            if buf is None: buf = bytearray(size)
+            elif len(buf) > size: del buf[size:]
+            elif len(buf) < size: buf += bytes(size - len(buf))
+        except BufferError:      # still viewed by an array (a failed parse, say): take a new one
+            buf = bytearray(size)
+        n = f.readinto(buf)
+        if n < size: del buf[n:]
+        buf += f.read()          # what fstat did not count (a file grown since, a pipe)
+    if size <= 1 << 24: _BUF.data = buf
+    return gzip.decompress(buf) if buf[:2] == b"\x1f\x8b" else buf
 
 def _single_separators(a: np.ndarray, sep: int, step: int = 1 << 17) -> bool:
     "Whether every `sep` byte sits between two bytes that are neither `sep` nor a newline (no empty column)."
@@ -71,13 +89,14 @@ def _normalise_ws(data: bytes) -> tuple[bytes, str]:
         tab = b"\t" in data
         if not (tab and b" " in data) and _single_separators(np.frombuffer(data, np.uint8), 9 if tab else 32):
             return data, "\t" if tab else " "          # the common, clean case: parsed as it is, no copy
-    data = data.replace(b"\r", b"").replace(b"\t", b" ")
+    data = bytes(data).replace(b"\r", b"").replace(b"\t", b" ")
     data = re.sub(rb" +", b" ", data)
     data = re.sub(rb"(?m)^ | $", b"", data)
     return data, " "
 
 def _check_lines(path, data: bytes, ncols: int, kinds: dict, what: str):
     "Walk the lines of a file that pyarrow refused, raising `TrecFormatError` at the first bad one."
+    data = bytes(data)
     if not data.strip():
         raise TrecFormatError(path, None, f"empty {what} file")
     for no, raw in enumerate(data.split(b"\n"), 1):
@@ -99,7 +118,7 @@ def _check_lines(path, data: bytes, ncols: int, kinds: dict, what: str):
 
 def _line_numbers(data: bytes) -> np.ndarray:
     "Line number (1-based) of every non-blank line, aligned with pyarrow's rows."
-    lines = data.split(b"\n")
+    lines = bytes(data).split(b"\n")
     return np.array([i for i, l in enumerate(lines, 1) if l.strip()], dtype=np.int64)
 
 def _read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None) -> tuple[pa.Table, bytes]:
@@ -109,7 +128,7 @@ def _read_columns(path, names: list, types: dict, kinds: dict, what: str, includ
         raise TrecFormatError(path, None, f"empty {what} file")
     try:
         tbl = pacsv.read_csv(
-            io.BytesIO(data),
+            pa.BufferReader(pa.py_buffer(data)), memory_pool=_POOL,
             read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=1 << 26),
             parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
                                              ignore_empty_lines=True),
@@ -164,43 +183,69 @@ def _is_marked(df: pd.DataFrame) -> bool:
     refs = _UNIQUE.get(id(arrays[2]))
     return refs is not None and all(r() is a for r, a in zip(refs, arrays))
 
-def _constant(value: str, n: int) -> pa.Array:
-    "A string array holding `value` n times, built from two buffers (no Python objects)."
+def _constant(value: str, n: int, offsets: dict | None = None) -> pa.Array:
+    "A string array holding `value` n times, built from two buffers (offsets shared through `offsets`)."
     b = value.encode()
-    return pa.LargeStringArray.from_buffers(n, pa.py_buffer(np.arange(n + 1, dtype=np.int64) * len(b)), pa.py_buffer(b * n))
+    offsets = {} if offsets is None else offsets
+    if (n, len(b)) not in offsets: offsets[n, len(b)] = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * len(b))
+    return pa.LargeStringArray.from_buffers(n, offsets[n, len(b)], pa.py_buffer(b * n))
+
+_STR = pd.StringDtype("pyarrow", na_value=np.nan)      # pandas' `str` dtype: strings kept in Arrow buffers
+
+def _str_column(arr) -> pd.Series:
+    "A pandas `str` column over Arrow large strings, without copying them."
+    if isinstance(arr, pa.Array): arr = pa.chunked_array([arr], type=arr.type)
+    return pd.Series(pd.arrays.ArrowStringArray(arr, dtype=_STR), copy=False)
+
+def _runs_frame(system, query, doc, score: np.ndarray) -> pd.DataFrame:
+    "A runs frame from its columns, sharing their buffers (Arrow strings, the float64 scores)."
+    return pd.DataFrame({"system": _str_column(system), "query": _str_column(query), "doc": _str_column(doc),
+                         "score": score}, copy=False)
+
+def _one_chunk(c: pa.ChunkedArray) -> pa.Array:
+    "The chunks as one array (no copy when there is one chunk, as for files up to 64 MB)."
+    return c.chunk(0) if c.num_chunks == 1 else pa.concat_arrays(c.chunks, memory_pool=_POOL)
+
+_RUN_NAMES = ["query", "q0", "doc", "rank", "score", "tag"]
+_RUN_TYPES = {"query": pa.large_string(), "q0": pa.string(), "doc": pa.large_string(), "rank": pa.string(),
+              "score": pa.float64(), "tag": pa.large_string()}
+
+def _run_arrays(path, name: str | None, duplicates: str) -> dict:
+    "One run file's checked columns: `query`, `doc` (and `tag` if `name` is None) as Arrow large strings, `score`."
+    tag = name is None
+    tbl, data = _read_columns(path, _RUN_NAMES, _RUN_TYPES, {4: "float"}, "run",
+                              include=["query", "doc", "score"] + (["tag"] if tag else []))
+    cols = {k: _one_chunk(tbl.column(k)) for k in tbl.column_names}
+    if pc.any(pc.is_nan(cols["score"])).as_py():
+        _check_lines(path, data, 6, {4: "float"}, "run")
+    if _maybe_duplicates([cols["query"], cols["doc"]] + ([cols["tag"]] if tag else [])):
+        df = _runs_frame(cols["tag"] if tag else _constant(name, tbl.num_rows), cols["query"], cols["doc"],
+                         cols["score"].to_numpy())
+        keep = pa.array(~_dedupe_mask(df, path, duplicates, lambda: _line_numbers(data)))
+        cols = {k: v.filter(keep) for k, v in cols.items()}
+    return cols
 
 def read_run(path, system: str | None = None, tag: bool = False, duplicates: str = "error") -> pd.DataFrame:
     "Read one TREC run file (plain or .gz) into a runs DataFrame `system, query, doc, score`."
     if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
     if tag and system is not None: raise ValueError("give either system= or tag=True, not both")
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such run file")
-    names = ["query", "q0", "doc", "rank", "score", "tag"]
-    types = {"query": pa.string(), "q0": pa.string(), "doc": pa.string(), "rank": pa.string(),
-             "score": pa.float64(), "tag": pa.string()}
-    tbl, data = _read_columns(path, names, types, {4: "float"}, "run",
-                              include=["query", "doc", "score"] + (["tag"] if tag else []))
-    score = tbl.column("score")
-    if pc.any(pc.is_nan(score)).as_py():
-        _check_lines(path, data, 6, {4: "float"}, "run")
     name = None if tag else (system if system is not None else system_name(path))
-    cols = {"system": tbl.column("tag") if tag else _constant(name, tbl.num_rows),
-            "query": tbl.column("query"), "doc": tbl.column("doc")}
-    # one Arrow table to pandas: the strings stay in Arrow buffers (pandas' `str` columns)
-    df = pa.table({k: v.cast(pa.large_string()) for k, v in cols.items()} | {"score": score}).to_pandas()
-    keys = [tbl.column("query"), tbl.column("doc")] + ([tbl.column("tag")] if tag else [])
-    if _maybe_duplicates(keys): df = _dedupe(df, path, duplicates, lambda: _line_numbers(data))
-    return _mark_unique(df)
+    cols = _run_arrays(path, name, duplicates)
+    n = len(cols["score"])
+    return _mark_unique(_runs_frame(cols["tag"] if tag else _constant(name, n), cols["query"], cols["doc"],
+                                    cols["score"].to_numpy()))
 
 def _row_codes(col) -> np.ndarray:
     "Integer codes of a string column, equal exactly where the strings are: run-length blocks, then hashing."
-    a = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    a = _one_chunk(col) if isinstance(col, pa.ChunkedArray) else col
     n = len(a)
     if n < 2: return np.zeros(n, np.int64)
-    starts = np.r_[0, np.flatnonzero(pc.not_equal(a.slice(1), a.slice(0, n - 1)).to_numpy(zero_copy_only=False)) + 1]
-    if 4 * len(starts) > n:   # few repeats next to each other: hash every row
-        return pc.dictionary_encode(a).indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    codes = pc.dictionary_encode(a.take(pa.array(starts))).indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    return np.repeat(codes, np.diff(np.r_[starts, n]))
+    change = pc.not_equal(a.slice(1), a.slice(0, n - 1), memory_pool=_POOL)
+    starts = np.r_[0, np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1]
+    codes = lambda x: pc.dictionary_encode(x, memory_pool=_POOL).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    if 4 * len(starts) > n: return codes(a)      # few repeats next to each other: hash every row
+    return np.repeat(codes(pc.take(a, starts, memory_pool=_POOL)), np.diff(np.r_[starts, n]))
 
 def _maybe_duplicates(cols) -> bool:
     "Whether some row repeats across these Arrow string columns (integer codes, then one integer sort)."
@@ -213,13 +258,16 @@ def _maybe_duplicates(cols) -> bool:
     key.sort()
     return bool((key[1:] == key[:-1]).any())
 
-def _dedupe(df, path, duplicates, lines_fn, keys=("system", "query", "doc")):
+def _dedupe_mask(df, path, duplicates, lines_fn, keys=("system", "query", "doc")) -> np.ndarray:
+    "Rows repeating an earlier (system, query, doc); an error naming them unless `duplicates='first'`."
     keys = list(keys)
-    dup = df.duplicated(keys)
-    if dup.any():
-        if duplicates == "error": raise _duplicates_error(path, df, keys, lines_fn())
-        df = df[~dup].reset_index(drop=True)
-    return df
+    dup = df.duplicated(keys).to_numpy()
+    if dup.any() and duplicates == "error": raise _duplicates_error(path, df, keys, lines_fn())
+    return dup
+
+def _dedupe(df, path, duplicates, lines_fn, keys=("system", "query", "doc")):
+    dup = _dedupe_mask(df, path, duplicates, lines_fn, keys)
+    return df[~dup].reset_index(drop=True) if dup.any() else df
 
 # %% ../nbs/00_trec.ipynb #ec57a9ad
 def _run_paths(paths) -> list:
@@ -246,13 +294,21 @@ def read_runs(paths, tag: bool = False, duplicates: str = "error", threads: int 
             n = system_name(f)
             if n in names: raise ValueError(f"{f}: system name {n!r} already taken by {names[n]}; rename one file or pass tag=True")
             names[n] = f
+    def one(f):
+        if not os.path.exists(f): raise FileNotFoundError(f"{f}: no such run file")
+        return _run_arrays(f, None if tag else system_name(f), duplicates)
     with ThreadPoolExecutor(threads) as ex:
-        parts = list(ex.map(lambda f: read_run(f, tag=tag, duplicates=duplicates), files))
-    df = pd.concat(parts, ignore_index=True)
+        parts = list(ex.map(one, files))
+    # one frame over the files' own Arrow strings (no copy); the scores copied once, into one array
+    col = lambda k: pa.chunked_array([p[k] for p in parts], pa.large_string())
+    offsets = {}      # files of as many lines and names of one length share one offsets buffer
+    system = col("tag") if tag else pa.chunked_array(
+        [_constant(system_name(f), len(p["score"]), offsets) for f, p in zip(files, parts)], pa.large_string())
+    df = _runs_frame(system, col("query"), col("doc"), np.concatenate([p["score"].to_numpy() for p in parts]))
     if tag:     # a tag may be spread over several files: a (system, query, doc) must still come once
         dup = df.duplicated(["system", "query", "doc"], keep=False)
         if dup.any():
-            src = np.repeat(np.arange(len(files)), [len(p) for p in parts])
+            src = np.repeat(np.arange(len(files)), [len(p["score"]) for p in parts])
             row = df[dup].iloc[0]
             same = np.flatnonzero(dup & (df.system == row.system) & (df["query"] == row["query"]) & (df.doc == row.doc))
             where = sorted({str(files[i]) for i in src[same]})
@@ -350,29 +406,109 @@ def _sorted_values(arr) -> tuple[np.ndarray, np.ndarray]:
     values = np.array(enc.dictionary.take(pa.array(order, pa.int64())).to_pylist(), dtype=object)
     return values, rank[enc.indices.to_numpy(zero_copy_only=False)]
 
+def _take(arr, idx: np.ndarray) -> pa.Array:
+    "`arr.take(idx)` done chunk by chunk (Arrow's take on a chunked array first concatenates all its chunks)."
+    idx = np.asarray(idx, dtype=np.int64)
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    if len(chunks) <= 1: return pc.take(chunks[0] if chunks else pa.array([], arr.type), idx, memory_pool=_POOL)
+    bounds = np.cumsum([0] + [len(c) for c in chunks])
+    ch = np.searchsorted(bounds, idx, side="right") - 1      # the chunk of each index (empty chunks never hit)
+    o = None if (ch[1:] >= ch[:-1]).all() else np.argsort(ch, kind="stable")
+    if o is not None: ch, idx = ch[o], idx[o]
+    cut = np.searchsorted(ch, np.arange(len(chunks) + 1))
+    parts = [pc.take(chunks[c], idx[cut[c]:cut[c + 1]] - bounds[c], memory_pool=_POOL)
+             for c in range(len(chunks)) if cut[c + 1] > cut[c]]
+    out = pa.concat_arrays(parts, memory_pool=_POOL) if parts else chunks[0].slice(0, 0)
+    if o is None: return out
+    back = np.empty(len(o), np.int64)
+    back[o] = np.arange(len(o))
+    return pc.take(out, back, memory_pool=_POOL)
+
+_BLOCK = 1 << 20     # rows per pass over the runs: temporaries of a few MB instead of as long as the runs
+
 @dataclass
 class _Lists:
-    "The runs cut into ranked lists, each contiguous and in trec_eval order (positions index `perm`)."
-    perm: np.ndarray       # (n,) row of the runs frame at each ordered position
+    "The runs cut into ranked lists, each contiguous and in trec_eval order (positions index the frame's rows)."
+    perm: np.ndarray | None  # (n,) row of the runs frame at each ordered position; None: rows already in order
+                             # but for the tie groups (the identity, kept implicit)
     starts: np.ndarray     # (L,) first position of each list
     lens: np.ndarray       # (L,) list lengths
     system: np.ndarray     # (L,) system code of each list (index into systems)
     query: np.ndarray      # (L,) query code of each list (index into queries)
     systems: np.ndarray    # sorted distinct system names
     queries: np.ndarray    # sorted distinct query ids (in the qrels or not)
-    tie: np.ndarray        # (n,) bool per position: its score ties a neighbour's in the same list
-    in_place: bool = False # rows were already in list order: perm is the identity outside tie groups
+    tie_pos: np.ndarray    # (T,) positions whose score ties a neighbour's in the same list, ascending
+    tie_rows: np.ndarray   # (T,) the row at each of those positions (doc id descending within a tie group)
+    n: int                 # number of rows
+
+    @property
+    def in_place(self) -> bool: return self.perm is None
+
+    def rows(self) -> np.ndarray:
+        "The row of the runs frame at every position."
+        if self.perm is not None: return self.perm
+        perm = np.arange(self.n, dtype=_pos_type(self.n))
+        perm[self.tie_pos] = self.tie_rows
+        return perm
 
     def rank0(self) -> np.ndarray:
         "0-based rank at every position."
-        it = np.int32 if len(self.perm) < 2 ** 31 else np.int64
-        return np.arange(len(self.perm), dtype=it) - np.repeat(self.starts.astype(it), self.lens)
+        it = _pos_type(self.n)
+        return np.arange(self.n, dtype=it) - np.repeat(self.starts.astype(it), self.lens)
 
     def sorted_order(self) -> np.ndarray:
         "The positions rearranged so that the lists come by (system, query)."
         o = np.argsort(self.system.astype(np.int64) * max(len(self.queries), 1) + self.query, kind="stable")
         lens = self.lens[o]
-        return np.repeat(self.starts[o] - np.r_[0, np.cumsum(lens)[:-1]], lens) + np.arange(len(self.perm))
+        return np.repeat(self.starts[o] - np.r_[0, np.cumsum(lens)[:-1]], lens) + np.arange(self.n)
+
+def _block_starts(sa: pa.ChunkedArray, qa: pa.ChunkedArray) -> np.ndarray:
+    "First row of every run-length block of (system, query): a run file holds each of its lists in one block."
+    n = len(sa)
+    if n < 2: return np.zeros(n, np.int64)
+    ch = pc.or_(pc.not_equal(sa.slice(1), sa.slice(0, n - 1), memory_pool=_POOL),
+                pc.not_equal(qa.slice(1), qa.slice(0, n - 1), memory_pool=_POOL), memory_pool=_POOL)
+    out, at = [np.zeros(1, np.int64)], 1
+    for c in ch.chunks:           # chunk by chunk: no boolean array as long as the runs
+        out.append(np.flatnonzero(c.to_numpy(zero_copy_only=False)) + at)
+        at += len(c)
+    return np.concatenate(out)
+
+def _pos_type(n: int): return np.int32 if n < 2 ** 31 else np.int64
+
+def _in_order_ties(score: np.ndarray, ftype, bstart: np.ndarray) -> np.ndarray | None:
+    "Positions i whose next row ties it in the same block, if no block's scores (as `ftype`) increase; else None."
+    n, it = len(score), _pos_type(len(score))
+    out = [np.zeros(0, it)]
+    for a in range(0, max(n - 1, 0), _BLOCK):
+        b = min(n, a + _BLOCK + 1)
+        k = score[a:b].astype(ftype, copy=False)
+        same = np.ones(b - a - 1, bool)             # pair (i, i+1) inside one block
+        same[bstart[np.searchsorted(bstart, a + 1):np.searchsorted(bstart, b)] - a - 1] = False
+        if ((k[1:] > k[:-1]) & same).any(): return None
+        out.append((np.flatnonzero((k[1:] == k[:-1]) & same) + a).astype(it))
+    return np.concatenate(out)
+
+def _tie_groups(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    "From the positions i that tie i+1: every tied position (ascending) and its tie group's number."
+    if not len(e): return e[:0], e[:0]
+    brk = np.flatnonzero(np.diff(e) != 1) + 1                 # runs of consecutive i form one group
+    gs, glen = np.r_[0, brk], np.diff(np.r_[0, brk, len(e)]) + 1
+    pos = np.repeat((e[gs] - np.r_[0, np.cumsum(glen)[:-1]]).astype(e.dtype), glen)
+    pos += np.arange(len(pos), dtype=e.dtype)
+    return pos, np.repeat(np.arange(len(gs), dtype=e.dtype), glen)
+
+def _sort_ties(docs: pa.ChunkedArray, rows: np.ndarray, gid: np.ndarray) -> np.ndarray:
+    "The rows of each tie group by doc id descending (byte-wise, as strcmp compares), a batch of groups at a time."
+    out = np.empty_like(rows)
+    cuts = np.r_[np.flatnonzero(np.diff(gid)) + 1, len(rows)]      # where each group ends
+    step = max(_BLOCK // 4, 1)
+    edges = np.unique(np.r_[0, cuts[np.searchsorted(cuts, np.arange(step, len(rows), step))], len(rows)])
+    for a, b in zip(edges[:-1], edges[1:]):
+        o = pc.sort_indices(pa.table({"g": gid[a:b], "d": _take(docs, rows[a:b])}),
+                            sort_keys=[("g", "ascending"), ("d", "descending")], memory_pool=_POOL)
+        out[a:b] = rows[a:b][o.to_numpy()]
+    return out
 
 def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
     "Order every (system, query) list: score descending (as float32 or float64), ties by doc id descending."
@@ -381,23 +517,16 @@ def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
     sa, qa = _chunked(runs["system"]), _chunked(runs["query"])
     n = len(sa)
     score = runs["score"].to_numpy()
-    key = score.astype(np.float32 if score_dtype == "float32" else np.float64)
-    # run-length blocks of (system, query): a run file holds each of its lists in one block
-    bstart = np.zeros(min(n, 1), np.int64)
-    if n > 1:
-        ch = pc.or_(pc.not_equal(sa.slice(1), sa.slice(0, n - 1)), pc.not_equal(qa.slice(1), qa.slice(0, n - 1)))
-        bstart = np.r_[0, np.flatnonzero(ch.to_numpy(zero_copy_only=False)) + 1]
-    systems, bsys = _sorted_values(sa.take(pa.array(bstart)))
-    queries, bq = _sorted_values(qa.take(pa.array(bstart)))
+    ftype = np.float32 if score_dtype == "float32" else np.float64
+    bstart = _block_starts(sa, qa)
+    systems, bsys = _sorted_values(_take(sa, bstart))
+    queries, bq = _sorted_values(_take(qa, bstart))
     nq = max(len(queries), 1)
     bgrp, blens = bsys * nq + bq, np.diff(np.r_[bstart, n])
-    first = np.zeros(n, bool)
-    first[bstart] = True
-    in_place = len(np.unique(bgrp)) == len(bgrp) and not ((key[1:] > key[:-1]) & ~first[1:]).any()
-    if in_place:
+    e = _in_order_ties(score, ftype, bstart) if len(np.unique(bgrp)) == len(bgrp) else None
+    if e is not None:
         # every list in one block and already by score (as run files are written): only the ties move
-        perm = np.arange(n, dtype=np.int32 if n < 2 ** 31 else np.int64)
-        starts, lens, lsys, lq, k = bstart, blens, bsys, bq, key
+        perm, starts, lens, lsys, lq = None, bstart, blens, bsys, bq
     else:
         # one stable sort on a packed (list, score) key
         grp = np.repeat(bgrp, blens)
@@ -410,27 +539,20 @@ def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
         first = np.r_[True, g[1:] != g[:-1]] if n else np.zeros(0, bool)
         starts = np.flatnonzero(first)
         lens = np.diff(np.r_[starts, n])
-        lsys, lq, k = g[starts] // nq, g[starts] % nq, key[perm]
-    eq = (k[1:] == k[:-1]) & ~first[1:]          # position i+1 ties position i in the same list
-    tie = np.zeros(n, bool)
-    if eq.any():
-        tie[1:] |= eq
-        tie[:-1] |= eq
-        pos = np.flatnonzero(tie)
-        gid = np.cumsum((pos == 0) | ~eq[pos - 1])   # one id per group of tied positions
-        tied = perm[pos]
-        docs = pc.take(_chunked(runs["doc"]), pa.array(tied))
-        # Arrow compares strings byte-wise, as strcmp does: within each tie group, doc id descending
-        o = pc.sort_indices(pa.table({"g": gid, "d": docs}), sort_keys=[("g", "ascending"), ("d", "descending")])
-        perm[pos] = tied[o.to_numpy()]
-    return _Lists(perm, starts, lens, lsys, lq, systems, queries, tie, in_place)
+        lsys, lq, k = g[starts] // nq, g[starts] % nq, score.astype(ftype, copy=False)[perm]
+        e = np.flatnonzero((k[1:] == k[:-1]) & ~first[1:]).astype(_pos_type(n))   # i+1 ties i in the same list
+    pos, gid = _tie_groups(e)
+    tied = pos if perm is None else perm[pos]
+    rows = _sort_ties(_chunked(runs["doc"]), tied, gid) if len(pos) else tied
+    if perm is not None: perm[pos] = rows
+    return _Lists(perm, starts, lens, lsys, lq, systems, queries, pos, rows, n)
 
 def order_runs(runs, score_dtype: str = "float32") -> pd.DataFrame:
     "Sort runs into trec_eval order (score desc as float32, ties by doc id desc) and add a 1-based `rank`."
     df = as_runs(runs) if not _is_runs_frame(runs) else runs
     L = _lists(df, score_dtype)
     o = L.sorted_order()
-    out = df.iloc[L.perm[o]].reset_index(drop=True)
+    out = df.iloc[L.rows()[o]].reset_index(drop=True)
     out["rank"] = L.rank0()[o] + 1
     return out
 
@@ -443,13 +565,11 @@ def tie_report(runs, score_dtype: str = "float32") -> pd.DataFrame:
     "Per system: rows, rows whose score ties another document of the same list, and their share."
     df = as_runs(runs) if not _is_runs_frame(runs) else runs
     L = _lists(df, score_dtype)
-    sys_at = np.repeat(L.system, L.lens)
-    rows = np.bincount(sys_at, minlength=len(L.systems))
-    tied = np.bincount(sys_at[L.tie], minlength=len(L.systems))
+    rows = np.bincount(L.system, weights=L.lens, minlength=len(L.systems)).astype(np.int64)
+    tied = np.bincount(L.system[np.searchsorted(L.starts, L.tie_pos, side="right") - 1], minlength=len(L.systems))
     out = pd.DataFrame({"rows": rows, "tied_rows": tied}, index=pd.Index(L.systems.astype(str), name="system"))
     out["tied_share"] = (out.tied_rows / out.rows).round(4)
     return out
-
 
 # %% ../nbs/00_trec.ipynb #8986ac8a
 def write_run(runs, path, score_dtype: str = "float32") -> Path:
@@ -514,14 +634,21 @@ def _qrels_codes(qrels: pd.DataFrame):
 def _check_unique(runs: pd.DataFrame, L: _Lists):
     "Raise if a list holds a doc twice (for frames that no checked reader produced): one hashing pass, one sort."
     codes = pc.dictionary_encode(_chunked(runs["doc"]).combine_chunks()).indices.to_numpy(zero_copy_only=False)
-    key = np.repeat(np.arange(len(L.lens), dtype=np.int64), L.lens) * (int(codes.max(initial=0)) + 1) + codes[L.perm]
+    perm = L.rows()
+    key = np.repeat(np.arange(len(L.lens), dtype=np.int64), L.lens) * (int(codes.max(initial=0)) + 1) + codes[perm]
     o = np.argsort(key, kind="stable")
     dup = np.flatnonzero(key[o[1:]] == key[o[:-1]])
     if len(dup):
-        i, j = sorted(L.perm[o[dup[0]:dup[0] + 2]])
+        i, j = sorted(perm[o[dup[0]:dup[0] + 2]])
         r = runs.iloc[i]
         raise ValueError(f"runs: system {r['system']!r}, query {r['query']!r}, doc {r['doc']!r} appears twice "
                          f"(rows {i} and {j}); keep one, e.g. with as_runs(runs, duplicates='first')")
+
+def _judged_codes(da: pa.ChunkedArray, vs: pa.Array, a: int, b: int) -> np.ndarray:
+    "Index among the judged documents `vs` of the doc ids in rows a..b (`UNJUDGED` if not judged), int32."
+    if b <= a: return np.zeros(0, np.int32)
+    return pc.coalesce(pc.index_in(da.slice(a, b - a), value_set=vs, memory_pool=_POOL),
+                       pa.scalar(UNJUDGED, pa.int32()), memory_pool=_POOL).to_numpy()     # (read-only)
 
 def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool) -> Campaign:
     L = _lists(runs, score_dtype)
@@ -534,53 +661,67 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
     D = int(L.lens[keep].max()) if keep.any() else 0
     lengths = np.zeros((S, Q), np.int64)
     lengths[L.system[keep], ltopic[keep]] = L.lens[keep]
-    if keep.all():
-        kl, klens, rows = slice(None), L.lens, L.perm
-    else:                                                       # the positions of the kept lists only
-        kl = np.flatnonzero(keep)
-        klens, starts = L.lens[kl], L.starts[kl]
-        rows = L.perm[np.repeat(starts - np.r_[0, np.cumsum(klens)[:-1]], klens) + np.arange(int(klens.sum()))]
-    cell = L.system[kl].astype(np.int64) * Q + ltopic[kl]      # (system, topic) cell of each kept list
-    even = D > 0 and bool((klens == D).all())                   # every kept list D long: whole rows
-    if even:
-        place = lambda a, v: a.reshape(S * Q, D).__setitem__(cell, v.reshape(-1, D))
-        flat_at = lambda p: cell[p // D] * D + p % D
+    cell = L.system.astype(np.int64) * Q + ltopic               # (system, topic) cell of each list (if kept)
+    # all lists there and D long: every cell is written, no need to pre-fill PAD, NaN and NO_GRADE
+    every = int(keep.sum()) == S * Q and bool((L.lens[keep] == D).all())
+    alloc = lambda dt, fill: np.empty(S * Q * D, dt) if every else np.full(S * Q * D, fill, dt)
+    docs, scores, grades = alloc(np.int32, PAD), alloc(np.float64, np.nan), alloc(np.int16, NO_GRADE)
+    # a judged (topic, doc)'s grade: a dense (topic, judged doc) table when that is small, else a sorted search
+    if Q * J <= max(len(runs), 1 << 20):
+        table = np.full(Q * J, NO_GRADE, np.int16)
+        table[gkey] = gval
+        grade_of = lambda key: table[key]
     else:
-        it = np.int32 if S * Q * D < 2 ** 31 else np.int64
-        rank0 = np.arange(len(rows), dtype=it) - np.repeat((np.cumsum(klens) - klens).astype(it), klens)
-        flat = np.repeat((cell * D).astype(it), klens) + rank0  # index in the (S, Q, D) arrays
-        place = lambda a, v: a.__setitem__(flat, v)
-        flat_at = lambda p: flat[p]
-    # all lists there and D long: every cell is written, no need to pre-fill PAD and NaN
-    every = even and len(cell) == S * Q
-    alloc = lambda n, dt, fill: np.empty(n, dt) if every else np.full(n, fill, dt)
-    # the one string join: each run row's doc id against the judged documents only
-    da = _chunked(runs["doc"])                                  # (chunk by chunk: no copy of the column)
-    vs = pa.array(judged, type=da.type)                         # (the column's string type: no cast of 5 M rows)
-    dc = pc.fill_null(pc.index_in(da, value_set=vs), UNJUDGED).to_numpy(zero_copy_only=False)
+        def grade_of(key):
+            loc = np.searchsorted(gkey, key).clip(max=max(len(gkey) - 1, 0))
+            return np.where(gkey[loc] == key, gval[loc], NO_GRADE).astype(np.int16) if len(gkey) else \
+                np.full(len(key), NO_GRADE, np.int16)
+    # the one string join: each run row's doc id against the judged documents only (in the column's own string
+    # type: no cast of 5 M rows)
+    da = _chunked(runs["doc"])
+    vs = pa.array(judged, type=da.type)
     score = runs["score"].to_numpy()
-    docs, scores = alloc(S * Q * D, np.int32, PAD), alloc(S * Q * D, np.float64, np.nan)
-    if L.in_place and keep.all():                               # rows already in order but for the tie groups
-        place(docs, dc)
-        place(scores, score)
-        t = np.flatnonzero(L.tie)
-        ft, rt = flat_at(t), L.perm[t]
-        docs[ft], scores[ft] = dc[rt], score[rt]
-    else:
-        place(docs, dc[rows])
-        place(scores, score[rows])
-    grades = np.full(S * Q * D, NO_GRADE, np.int16)
-    fj = np.flatnonzero(docs >= 0)                              # cells holding a judged document
-    if len(fj) and len(gkey):                                   # its grade for that topic, by an integer key
-        loc = pc.fill_null(pc.index_in(pa.array((fj // D % Q) * J + docs[fj]), value_set=pa.array(gkey)), -1)
-        loc = loc.to_numpy(zero_copy_only=False)
-        hit = loc >= 0
-        grades[fj[hit]] = gval[loc[hit]]
+    dc_all = None if L.in_place else _judged_codes(da, vs, 0, len(runs))
+    # a batch of whole lists (≈ _BLOCK positions) at a time: the codes, scores and grades of its positions go
+    # straight into the dense arrays, with temporaries of a few MB
+    nl = len(L.lens)
+    edges = np.unique(np.r_[0, np.searchsorted(L.starts, np.arange(_BLOCK, len(runs), _BLOCK)), nl])
+    for l0, l1 in zip(edges[:-1], edges[1:]):
+        kp = keep[l0:l1]
+        if D == 0 or not kp.any(): continue
+        a, b = int(L.starts[l0]), int(L.starts[l1 - 1] + L.lens[l1 - 1])
+        if L.in_place:                        # rows already in order but for the tie groups (moved below)
+            dc, sc = _judged_codes(da, vs, a, b), score[a:b]
+        else:
+            r = L.perm[a:b]
+            dc, sc = dc_all[r], score[r]
+        lens = L.lens[l0:l1]
+        gr = np.full(b - a, NO_GRADE, np.int16)
+        j = np.flatnonzero(dc >= 0)                             # rows holding a judged document
+        if len(j) and len(gkey):
+            lt = ltopic[l0 + np.searchsorted(L.starts[l0:l1], j + a, side="right") - 1]
+            ok = lt >= 0
+            gr[j[ok]] = grade_of(lt[ok].astype(np.int64) * J + dc[j[ok]])
+        if kp.all() and (lens == D).all():    # whole rows of the (S·Q, D) arrays
+            c = cell[l0:l1]
+            for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr.reshape(S * Q, D)[c] = v.reshape(-1, D)
+        else:
+            flat = np.repeat(cell[l0:l1] * D - (L.starts[l0:l1] - a), lens) + np.arange(b - a)
+            m = np.repeat(kp, lens)
+            for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[flat[m]] = v[m]
+        t0, t1 = np.searchsorted(L.tie_pos, [a, b]) if L.in_place else (0, 0)
+        if t1 > t0:                           # each tied position takes its row's entries, from the same list
+            tp, tr = L.tie_pos[t0:t1], L.tie_rows[t0:t1]
+            li = l0 + np.searchsorted(L.starts[l0:l1], tp, side="right") - 1
+            k = keep[li]
+            base = cell[li[k]] * D - L.starts[li[k]]
+            dst, src = base + tp[k], base + tr[k]
+            for arr in (docs, scores, grades): arr[dst] = arr[src]
     ordered = None
     if keep_runs:
         def ordered():
             o = L.sorted_order()
-            out = runs.iloc[L.perm[o]].reset_index(drop=True)
+            out = runs.iloc[L.rows()[o]].reset_index(drop=True)
             out["rank"] = L.rank0()[o] + 1
             return _mark_unique(out)
     return Campaign(L.systems, topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),

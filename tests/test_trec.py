@@ -330,17 +330,23 @@ def layouts(seed):
             "short": short}, qrels
 
 
+def assert_brute_campaign(runs, qrels, name):
+    "`prepare(runs, qrels)` equals the brute-force encoding, array by array."
+    c = prepare(runs, qrels)
+    systems, topics, docs, grades, scores = brute_campaign(runs, qrels)
+    assert c.systems.tolist() == systems and c.topics.tolist() == topics, name
+    np.testing.assert_array_equal(c.docs, docs, err_msg=name)
+    np.testing.assert_array_equal(c.grades, grades, err_msg=name)
+    np.testing.assert_array_equal(c.scores, scores, err_msg=name)
+    np.testing.assert_array_equal(c.lengths, (docs != PAD).sum(2), err_msg=name)
+    return c
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_prepare_equals_brute_force_on_every_layout(seed):
     all_runs, qrels = layouts(seed)
     for name, runs in all_runs.items():
-        c = prepare(runs, qrels)
-        systems, topics, docs, grades, scores = brute_campaign(runs, qrels)
-        assert c.systems.tolist() == systems and c.topics.tolist() == topics, name
-        np.testing.assert_array_equal(c.docs, docs, err_msg=name)
-        np.testing.assert_array_equal(c.grades, grades, err_msg=name)
-        np.testing.assert_array_equal(c.scores, scores, err_msg=name)
-        np.testing.assert_array_equal(c.lengths, (docs != PAD).sum(2), err_msg=name)
+        assert_brute_campaign(runs, qrels, name)
 
 
 def test_runs_of_topics_outside_the_qrels_are_ranked_per_query():
@@ -405,3 +411,31 @@ def test_empty_column_at_a_block_edge(tmp_path, at, shift):
         read_run(f)
     # and the same file with the line repaired reads whole
     assert len(read_run(write(tmp_path / "edge", head + filler + "1 Q0 a 1 0.5 t\n"))) == line
+
+
+@pytest.mark.parametrize("block", [1, 3, 16, 1 << 20])
+@pytest.mark.parametrize("seed", range(2))
+def test_batches_and_chunks_do_not_change_the_campaign(tmp_path, monkeypatch, block, seed):
+    """`_lists` and `prepare` work a batch of rows at a time and take strings chunk by chunk: with batches of
+    1, 3 or 16 rows (cutting lists and tie groups) and runs read from several files (one Arrow chunk each, lists
+    spread over two files with `tag=True`), the campaign still equals the brute-force one."""
+    import irinnov.trec as trec
+    monkeypatch.setattr(trec, "_BLOCK", block)
+    all_runs, qrels = layouts(seed)
+    for name in ("complete", "missing", "extra", "shuffled", "split", "short"):
+        runs = all_runs[name].reset_index(drop=True)
+        d = tmp_path / f"{name}-{block}-{seed}"
+        d.mkdir()
+        for i, part in enumerate((runs.iloc[: len(runs) // 3], runs.iloc[len(runs) // 3:])):  # every list cut
+            lines = part["query"] + " Q0 " + part.doc + " 0 " + part.score.map(repr) + " " + part.system
+            write(d / f"part{i}", "\n".join(lines) + "\n")
+        read = read_runs(d, tag=True)
+        assert len(trec._chunked(read["doc"]).chunks) == 2
+        for frame in (runs, read):
+            c = assert_brute_campaign(frame, qrels, name)
+            pd.testing.assert_frame_equal(c.runs, order_runs(frame))
+            tied = {s: 0 for s in c.systems}      # rows whose float32 score another row of their list has
+            for (s, _), g in frame.groupby(["system", "query"]):
+                n = np.unique(np.float32(g.score), return_counts=True)[1]
+                tied[s] += int(n[n > 1].sum())
+            assert tie_report(frame).tied_rows.to_dict() == tied, name
