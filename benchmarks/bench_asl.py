@@ -14,13 +14,7 @@ import numpy as np
 
 from irinnov.datasets import load
 from irinnov import asl as A
-
-
-def best(f, repeat=3):
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter(); out = f(); ts.append(time.perf_counter() - t)
-    return min(ts), out
+from timing import best_of
 
 
 def python_asl(runs, rel, systems):
@@ -48,7 +42,7 @@ def main():
                      ("ablation_measures (M0-M3)", lambda: A.ablation_measures(c, pad_to=1000)),
                      ("ablation (Table 2, 4 steps)", lambda: A.ablation(c, pad_to=1000)),
                      ("effective_top_shares (map)", lambda: A.effective_top_shares(c))]:
-        s, _ = best(f)
+        s, _ = best_of(f)
         print(f"{label:34s} {s:.3f} s")
     runs = c.runs
     qr = c.judged_grades()

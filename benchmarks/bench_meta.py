@@ -22,13 +22,7 @@ from scipy import stats
 
 from irinnov import meta, metrics
 from irinnov.datasets import load
-
-
-def best_of(fn, repeat=3):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter(); out = fn(); times.append(time.perf_counter() - t0)
-    return min(times), out
+from timing import best_of
 
 
 def main():

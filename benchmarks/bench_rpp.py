@@ -13,13 +13,7 @@ import pandas as pd
 
 from irinnov.datasets import load
 from irinnov import rpp as R
-
-
-def best(f, repeat=3):
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter(); out = f(); ts.append(time.perf_counter() - t)
-    return min(ts), out
+from timing import best_of
 
 
 def main():
@@ -28,12 +22,12 @@ def main():
     print(f"load + prepare: {time.perf_counter() - t:.2f} s  ({c})")
     for w in R.WEIGHTINGS:
         for graded in (True, False):
-            s, P = best(lambda: R.preferences(c, weighting=w, graded=graded))
+            s, P = best_of(lambda: R.preferences(c, weighting=w, graded=graded))
             print(f"preferences({w:8s}, graded={graded!s:5s}): {s:.3f} s   {P.shape[0]} pairs × {P.shape[1]} topics")
-    s, fam = best(lambda: R.preference_family(c))
+    s, fam = best_of(lambda: R.preference_family(c))
     print(f"preference_family (RPP, dcgRPP, invRPP in one pass): {s:.3f} s")
     P = fam["RPP"]
-    s, _ = best(lambda: R.aggregate(P, "mc4"))
+    s, _ = best_of(lambda: R.aggregate(P, "mc4"))
     print(f"win rate + MC4 (10 iterations): {s:.3f} s")
     # per-pair loop through the public single-pair API, for scale
     names = list(c.systems)
@@ -46,9 +40,9 @@ def main():
     a = rng.integers(0, S, 2000); b = (a + rng.integers(1, S, 2000)) % S
     topics = c.topics[c.evaluated()].astype(str)
     pts = pd.DataFrame({"a": np.array(names)[a], "b": np.array(names)[b], "query": topics[rng.integers(0, Q, 2000)]})
-    s, _ = best(lambda: R.offline_interleaving_points(c, points=pts), repeat=1)
+    s, _ = best_of(lambda: R.offline_interleaving_points(c, points=pts), repeat=1)
     print(f"offline interleaving, 2000 (pair, topic) points: {s:.3f} s")
-    s, _ = best(lambda: R.asl(c), repeat=1)
+    s, _ = best_of(lambda: R.asl(c), repeat=1)
     print(f"ASL score table: {s:.3f} s")
 
 

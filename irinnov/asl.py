@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .meta import _kendall, _round_significant
 from .trec import Campaign, prepare
 
 # %% auto #0
@@ -263,9 +264,9 @@ def delta_sort(old, new, *, margin: float = 0.10, alpha: float = 0.05) -> pd.Ser
 def kendall(old, new) -> float:
     "Kendall τ-b between the system orderings of two measures (both oriented higher-is-better)."
     old, new = _aligned(old, new)
-    # as irinnov.meta.kendall_tau: means equal in exact arithmetic can differ in their last bits, so round them to tie
-    x, y = (np.round(m.oriented.to_numpy(float), 12) for m in (old, new))
-    return float(stats.kendalltau(x, y).statistic)
+    # as irinnov.meta.kendall_tau: means equal in exact arithmetic can differ in their last bits, so they are
+    # rounded to 12 significant digits to tie
+    return _kendall(*(_round_significant(m.oriented.to_numpy(float)) for m in (old, new)))
 
 def delta_value(old, new) -> float:
     "Mean over systems of new/old system score, both in precision space (ASL as 1/ASL); systems with old 0 skipped."

@@ -6,13 +6,11 @@
 from __future__ import annotations
 
 import argparse
-import glob as _glob
 import json
 import math
 import os
 import sys
 import warnings
-from pathlib import Path
 
 # %% auto #0
 __all__ = ['DEFAULT_MEASURES', 'CliError', 'run_paths', 'evaluate_command', 'report_command', 'datasets_command', 'build_parser',
@@ -36,17 +34,11 @@ def _one_line(msg) -> str:
 
 def run_paths(args) -> list:
     "Expand RUN arguments (files, directories, globs) into run files, in order, each once."
+    from irinnov.trec import _run_files           # (imported here: `irinnov --help` stays light)
     out = []
     for a in args:
-        p = Path(a)
-        if p.is_dir():
-            files = sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
-            if not files: raise CliError(f"{a}: directory holds no run files")
-        elif p.is_file(): files = [p]
-        elif any(ch in a for ch in "*?["):
-            files = sorted(Path(q) for q in _glob.glob(a) if Path(q).is_file())
-            if not files: raise CliError(f"{a}: no run files match")
-        else: raise CliError(f"{a}: no such run file")
+        try: files = _run_files(a)
+        except FileNotFoundError as e: raise CliError(str(e)) from None
         out += [f for f in files if f not in out]
     return out
 

@@ -376,8 +376,9 @@ def same_group_summary(bp: pd.DataFrame) -> pd.DataFrame:
 def rank_correlations(x: pd.Series, y: pd.Series, top: int = 10) -> dict:
     "Kendall τ-b (`meta.kendall_tau`) and Spearman ρ of two system scores, over all systems and the top `top` by x."
     x, y = x.astype(float), y.astype(float).loc[x.index]
-    best = x.round(12).sort_values(ascending=False, kind="stable").index[:top]
-    rho = lambda u, v: float(spearmanr(u.round(12), v.round(12)).statistic)
+    tied = lambda s: meta._round_significant(s.to_numpy())    # equal means tie, as in meta.kendall_tau
+    best = x.index[np.argsort(-tied(x), kind="stable")][:top]
+    rho = lambda u, v: float(spearmanr(tied(u), tied(v)).statistic)
     return {"τ all": meta.kendall_tau(x, y), "ρ all": rho(x, y),
             f"τ top {top}": meta.kendall_tau(x[best], y[best]), f"ρ top {top}": rho(x[best], y[best])}
 

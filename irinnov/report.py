@@ -34,6 +34,7 @@ _precision_rareness, _ap_rareness = _lazy("rareness", "precision_rareness"), _la
 _preferences, _win_rate, _aggregate = _lazy("rpp", "preferences"), _lazy("rpp", "win_rate"), _lazy("rpp", "aggregate")
 _compare_orderings, _discriminative_power, _stability = (_lazy("meta", "compare_orderings"),
                                                          _lazy("meta", "discriminative_power"), _lazy("meta", "stability"))
+_round_significant = _lazy("meta", "_round_significant")
 
 # %% auto #0
 __all__ = ['KNOWN_MEASURES', 'CLASSIC', 'TESTS', 'FAMILIES', 'MeasureError', 'Measure', 'parse_measure', 'measure_table',
@@ -184,7 +185,12 @@ def default_measures(k: int = 100, alphas=(0.5, 1), pad_to: int | None = None) -
 def _oriented_means(table) -> pd.Series:
     s = table if isinstance(table, pd.Series) else table.mean(axis=1)
     s = s.astype(float) * (1 if table.attrs.get("higher_is_better", True) else -1)
-    return s.round(12)                      # as irinnov.meta: equal means must tie whatever the summation order
+    # as irinnov.meta.kendall_tau: equal means must tie whatever the summation order
+    return pd.Series(_round_significant(s.to_numpy()), index=s.index)
+
+def _top_risers(shift: pd.Series, n: int) -> pd.Index:
+    "The `n` systems with the largest rank shift, ties by name."
+    return pd.DataFrame({"shift": shift, "name": shift.index}).sort_values(["shift", "name"], ascending=[False, True]).index[:n]
 
 def _ranks(table) -> pd.Series:
     "Rank 1 = best, ties share the best rank (competition ranking)."
@@ -232,8 +238,7 @@ class CampaignReport:
         sh = self.shifts(ref)
         rows = []
         for m in self.innovation:
-            d = pd.DataFrame({"shift": sh[m], "name": sh.index}).sort_values(["shift", "name"], ascending=[False, True])
-            for s in d.index[:n]:
+            for s in _top_risers(sh[m], n):
                 rows.append({"measure": m, "system": s, f"rank {ref}": int(self.ranks.at[s, ref]),
                              "rank": int(self.ranks.at[s, m]), "shift": int(sh.at[s, m])})
         out = pd.DataFrame(rows, columns=["measure", "system", f"rank {ref}", "rank", "shift"])
@@ -262,8 +267,9 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
     pad = c.depth if pad_to == "depth" else pad_to
     names = list(measures) if measures is not None else default_measures(k, alphas, pad)
     specs = [parse_measure(n) for n in names]
-    if reference not in [s.name for s in specs]: specs.insert(0, parse_measure(reference))
-    reference = parse_measure(reference).name
+    ref = parse_measure(reference)
+    if ref.name not in [s.name for s in specs]: specs.insert(0, ref)
+    reference = ref.name
     tables, orderings = {}, {}
     for spec in progress(specs, desc="measures", unit="measure"):
         if spec.name in tables: continue
@@ -324,7 +330,7 @@ def plot_rank_shift(report: CampaignReport, measures=None, hue: str | None = Non
         ax.plot([1, S], [1, S], color="0.6", lw=0.8, ls="--", zorder=0)
         sns.scatterplot(data=d, x="x", y="y", hue=hue, hue_order=sorted(d[hue].unique()) if hue else None, s=14,
                         ax=ax, legend=(hue is not None and i == 0), linewidth=0)
-        top = pd.DataFrame({"s": sh[m], "n": sh.index}).sort_values(["s", "n"], ascending=[False, True]).index[:label]
+        top = _top_risers(sh[m], label)
         placed = []
         for name in top:                    # label the biggest risers, skipping one too close to a label already placed
             xy = (d.at[name, "x"], d.at[name, "y"])
@@ -437,7 +443,8 @@ def write_report(runs, qrels=None, out_dir="report", meta: pd.DataFrame | None =
         raise ValueError(f"hue: {hue!r} is not a column of meta")
     c, ref = rep.campaign, rep.reference
     files = []
-    files += _write_table(rep.systems(), out, "systems")
+    systems = rep.systems()
+    files += _write_table(systems, out, "systems")
     files += _write_table(rep.per_topic(), out, "per_topic", index=False)
     agree = rep.agreement.stack(level=1, future_stack=True).rename_axis(["reference", "measure"])
     files += _write_table(agree, out, "agreement")
@@ -454,7 +461,7 @@ def write_report(runs, qrels=None, out_dir="report", meta: pd.DataFrame | None =
     ev = int(c.evaluated().sum())
     ranks = rep.ranks.copy()
     ranks.columns = [f"{m}{'' if rep.higher_is_better[m] else ' ↓'}" for m in ranks.columns]
-    ranks = (rep.meta.join(ranks) if rep.meta is not None else ranks).loc[rep.systems().index]
+    ranks = (rep.meta.join(ranks) if rep.meta is not None else ranks).loc[systems.index]
     scores = rep.scores.loc[ranks.index]
     p = rep.params
     tests = ", ".join(p["tests"])

@@ -270,13 +270,23 @@ def _dedupe(df, path, duplicates, lines_fn, keys=("system", "query", "doc")):
     return df[~dup].reset_index(drop=True) if dup.any() else df
 
 # %% ../nbs/00_trec.ipynb #ec57a9ad
+def _run_files(spec) -> list:
+    "The run files one path names: the file itself, a directory's files (hidden ones skipped) or a glob's matching files."
+    p = Path(spec)
+    if p.is_file(): return [p]
+    if p.is_dir():
+        files = sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
+        if not files: raise FileNotFoundError(f"{spec}: directory holds no run files")
+        return files
+    if any(c in str(spec) for c in "*?["):
+        files = sorted(Path(q) for q in _glob.glob(str(spec)) if Path(q).is_file())
+        if not files: raise FileNotFoundError(f"{spec}: no run files match")
+        return files
+    raise FileNotFoundError(f"{spec}: no such run file")
+
 def _run_paths(paths) -> list:
-    if isinstance(paths, (str, os.PathLike)):
-        p = Path(paths)
-        if p.is_dir(): files = sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
-        elif any(c in str(paths) for c in "*?["): files = sorted(Path(q) for q in _glob.glob(str(paths)))
-        else: files = [p]
-    else: files = [Path(q) for q in paths]
+    if isinstance(paths, (str, os.PathLike)): return _run_files(paths)
+    files = [Path(q) for q in paths]
     if not files: raise FileNotFoundError(f"{paths}: no run files found")
     return files
 

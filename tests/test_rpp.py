@@ -202,6 +202,26 @@ def test_e3_populations_and_errors():
 
 
 # ---------------------------------------------------------------- brute-force oracle and properties
+def ranking(runs, s, q):
+    "System s's list for topic q in trec_eval order (float32 score descending, doc id descending); [] if absent."
+    r = runs[(runs.system == s) & (runs["query"] == q)]
+    return list(r.assign(f=r.score.astype(np.float32)).sort_values(["f", "doc"], ascending=[False, False]).doc)
+
+
+def positions(runs, s, q):
+    "1-based position of each document in system s's list for topic q."
+    return {d: i + 1 for i, d in enumerate(ranking(runs, s, q))}
+
+
+def population_preference(ra, rb, docs, weighting):
+    "Σ_i w_i sign(f^b_i − f^a_i) over one population's recall levels, by a plain loop (unretrieved = ∞)."
+    m = len(docs)
+    fa = sorted(ra.get(d, math.inf) for d in docs)
+    fb = sorted(rb.get(d, math.inf) for d in docs)
+    w = R.recall_weights(m, weighting)
+    return sum(w[i] * ((fb[i] > fa[i]) - (fb[i] < fa[i])) for i in range(m))
+
+
 def oracle(runs, qrels, a, b, weighting="uniform", graded=True):
     "RPP_q(a, b) by a plain per-pair loop, exact fractions for uniform/inverse (SPEC D2-D5)."
     out = {}
@@ -209,21 +229,13 @@ def oracle(runs, qrels, a, b, weighting="uniform", graded=True):
         grade = dict(zip(g.doc, g.grade))
         rel = {d: x for d, x in grade.items() if x >= 1}
         if not rel: continue
-        def ranking(s):
-            r = runs[(runs.system == s) & (runs["query"] == q)]
-            r = r.assign(f=r.score.astype(np.float32)).sort_values(["f", "doc"], ascending=[False, False])
-            return {d: i + 1 for i, d in enumerate(r.doc)}
-        ra, rb = ranking(a), ranking(b)
+        ra, rb = positions(runs, a, q), positions(runs, b, q)
         levels = sorted(set(rel.values())) if graded else [1]
         ms = [sum(1 for x in rel.values() if x >= lv) for lv in levels]
         total = 0.0
         for lv, m in zip(levels, ms):
             docs = [d for d, x in rel.items() if x >= lv]
-            fa = sorted(ra.get(d, math.inf) for d in docs)
-            fb = sorted(rb.get(d, math.inf) for d in docs)
-            w = R.recall_weights(m, weighting)
-            s = sum(w[i] * ((fb[i] > fa[i]) - (fb[i] < fa[i])) for i in range(m))
-            total += m / sum(ms) * s
+            total += m / sum(ms) * population_preference(ra, rb, docs, weighting)
         out[q] = total
     return out
 
@@ -309,12 +321,6 @@ def test_missing_topic_is_worst_case_and_identical_positions_tie():
 
 
 # ---------------------------------------------------------------- more oracles: subtopics, offline interleaving, disaggregation
-def ranking(runs, s, q):
-    "System s's list for topic q in trec_eval order (float32 score descending, doc id descending); [] if absent."
-    r = runs[(runs.system == s) & (runs["query"] == q)]
-    return list(r.assign(f=r.score.astype(np.float32)).sort_values(["f", "doc"], ascending=[False, False]).doc)
-
-
 def st_oracle(runs, qrels, a, b, weighting="uniform", background=True):
     "ST-RPP_q(a, b) by a plain loop over populations (SPEC D2, D5): one per subtopic with a relevant document, plus background."
     out = {}
@@ -323,15 +329,9 @@ def st_oracle(runs, qrels, a, b, weighting="uniform", background=True):
         if rel.empty: continue
         pops = [set(x.doc) for _, x in sorted(rel.groupby("subtopic"), key=lambda kv: str(kv[0]))]
         if background: pops.append(set(rel.doc))
-        ra = {d: i + 1 for i, d in enumerate(ranking(runs, a, q))}
-        rb = {d: i + 1 for i, d in enumerate(ranking(runs, b, q))}
-        total, msum = 0.0, sum(len(p) for p in pops)
-        for docs in pops:
-            m = len(docs)
-            fa = sorted(ra.get(d, math.inf) for d in docs); fb = sorted(rb.get(d, math.inf) for d in docs)
-            w = R.recall_weights(m, weighting)
-            total += m / msum * sum(w[i] * ((fb[i] > fa[i]) - (fb[i] < fa[i])) for i in range(m))
-        out[q] = total
+        ra, rb = positions(runs, a, q), positions(runs, b, q)
+        msum = sum(len(p) for p in pops)
+        out[q] = sum(len(docs) / msum * population_preference(ra, rb, docs, weighting) for docs in pops)
     return out
 
 
