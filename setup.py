@@ -7,7 +7,11 @@ cfg.read("settings.ini", encoding="utf-8")
 cfg = cfg["DEFAULT"]
 
 requirements = cfg.get("requirements", "").split()
-dev_requirements = cfg.get("dev_requirements", "").split()
+extra = lambda key: cfg.get(key, "").split()
+# test: what the library's tests need at any supported version; dev: test + nbdev, nbval, the docs build and the
+# pinned versions the stored notebook outputs were made with; bench: the speed peers; edit: Jupyter to edit notebooks
+extras = {"test": extra("test_requirements"), "bench": extra("bench_requirements"), "edit": extra("edit_requirements")}
+extras["dev"] = extras["test"] + extra("dev_requirements")
 console_scripts = [s for s in cfg.get("console_scripts", "").split() if s]
 
 setuptools.setup(
@@ -25,7 +29,7 @@ setuptools.setup(
     packages=setuptools.find_packages(include=["irinnov", "irinnov.*"]),
     include_package_data=True,
     install_requires=requirements,
-    extras_require={"dev": dev_requirements},
+    extras_require=extras,
     entry_points={"console_scripts": console_scripts, "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
     zip_safe=False,
 )

@@ -4,7 +4,7 @@ Quarto (which `nbdev_readme` needs) cannot be installed on our machines, so this
 README in sync with the home notebook; tests/test_readme.py checks that it is.
 Usage: python .ci/readme.py [--check]
 """
-import json, sys
+import json, re, sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,7 +16,8 @@ def render() -> str:
     for cell in nb["cells"]:
         src = "".join(cell["source"])
         if cell["cell_type"] == "markdown":
-            out.append(src.strip())
+            # links between notebooks are relative to nbs/ on the site; the README sits one folder up
+            out.append(re.sub(r"\]\((\w+\.ipynb(#[^)]*)?)\)", r"](nbs/\1)", src.strip()))
             continue
         lines = [l for l in src.splitlines() if not l.startswith("#|")]
         if any(l.startswith("#| hide") for l in src.splitlines()) or not "".join(lines).strip():

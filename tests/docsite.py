@@ -47,19 +47,77 @@ def _front_matter(nb) -> dict:
 
 
 def _nav(current: str, titles: dict) -> str:
-    parts = ['<nav class="irinnov-nav" style="padding:0.6rem 1rem;border-bottom:1px solid #ddd;font-family:sans-serif;font-size:0.9rem">',
-             '<a href="index.html"><b>irinnov</b></a>']
+    "The site's navigation bar: a wrapping row of links, grouped by the sidebar's sections."
+    parts = ['<nav class="irinnov-nav">', '<a class="irinnov-home" href="index.html"><b>irinnov</b></a>']
     for sec, names in sidebar():
         links = []
         for n in names:
             stem = Path(n).stem
             label = html.escape(titles.get(stem, stem))
-            style = ' style="font-weight:bold"' if stem == current else ""
-            links.append(f'<a class="irinnov-page" href="{stem}.html"{style}>{label}</a>')
-        parts.append(f' &nbsp;|&nbsp; <span>{html.escape(sec)}:</span> ' + " · ".join(links))
+            cur = ' aria-current="page"' if stem == current else ""
+            links.append(f'<a class="irinnov-page" href="{stem}.html"{cur}>{label}</a>')
+        parts.append(f'<span class="irinnov-section"><span class="irinnov-section-name">{html.escape(sec)}:</span> '
+                     + " ".join(links) + "</span>")
     parts.append("</nav>")
     return "".join(parts)
 
+
+_STYLE = """<link rel="icon" href="data:,"><style>
+.irinnov-nav { display: flex; flex-wrap: wrap; gap: 0.3rem 1.2rem; padding: 0.6rem 1rem; border-bottom: 1px solid #ddd;
+  font-family: sans-serif; font-size: 0.9rem; }
+.irinnov-section { display: inline-flex; flex-wrap: wrap; gap: 0.2rem 0.6rem; }
+.irinnov-section-name { color: #666; }
+.irinnov-nav a[aria-current] { font-weight: bold; }
+.irinnov-toc { font-family: sans-serif; font-size: 0.9rem; margin: 0 1rem 1rem 1rem; padding: 0.5rem 1rem;
+  border: 1px solid #eee; border-radius: 4px; background: #fafafa; }
+.irinnov-toc ul { margin: 0.2rem 0; padding-left: 1.2rem; }
+.irinnov-toc .toc-h3 { margin-left: 1.2rem; }
+</style>"""
+
+
+def _toc(body: str) -> str:
+    "A table of contents of the page's second- and third-level headings, linked to their anchors."
+    items = []
+    for level, anchor, text in re.findall(r'<h([23]) id="([^"]+)"[^>]*>(.*?)</h\1>', body, flags=re.S):
+        label = re.sub(r"<[^>]+>", "", re.sub(r'<a class="anchor-link".*?</a>', "", text, flags=re.S)).strip()
+        label = label.replace("¶", "").strip()
+        if label: items.append(f'<li class="toc-h{level}"><a href="#{anchor}">{label}</a></li>')
+    if len(items) < 2: return ""
+    return '<nav class="irinnov-toc" aria-label="On this page"><b>On this page</b><ul>' + "".join(items) + "</ul></nav>"
+
+
+_QUARTO_ATTRS = re.compile(r'\)\{target="_blank"[^}]*\}')   # Quarto link attributes in show_doc's markdown
+_TEST_LINE = re.compile(r"^\s*(test_\w+\(|assert\b|#|$)")
+
+
+def _is_test_only(cell) -> bool:
+    "A code cell that only asserts (fastcore's test_* calls) and shows nothing: a test, not content."
+    lines = cell.source.splitlines()
+    return (cell.cell_type == "code" and not cell.get("outputs") and any(l.strip().startswith("test_") for l in lines)
+            and all(_TEST_LINE.match(l) for l in lines))
+
+
+def _clean(nb) -> None:
+    """Do what Quarto does with nbdev's cell options: hide `echo: false` sources, drop `include: false` cells, keep no
+    `#|` lines, no Quarto link attributes and no cells that are only tests."""
+    cells = []
+    for c in nb.cells:
+        if c.cell_type == "raw" and c.source.startswith("---"): continue
+        if c.cell_type == "code":
+            opts = [l.strip() for l in c.source.splitlines() if l.startswith("#|")]
+            if "#| include: false" in opts or _is_test_only(c): continue
+            c.source = "\n".join(l for l in c.source.splitlines() if not l.startswith("#|")).strip("\n")
+            if "#| echo: false" in opts or not c.source.strip():
+                c.metadata["transient"] = {"remove_source": True}
+            for o in c.get("outputs", []):
+                md = o.get("data", {}).get("text/markdown")
+                if md is not None: o["data"]["text/markdown"] = _QUARTO_ATTRS.sub(")", md)
+        cells.append(c)
+    nb.cells = cells
+
+
+_MATHJAX_FONTS = ('"HTML-CSS": {availableFonts: ["STIX-Web"], preferredFont: "STIX-Web", webFont: "STIX-Web", '
+                  'imageFont: null},')
 
 _PROC_NBS = """
 import nbdev.quarto as q
@@ -86,22 +144,25 @@ def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[P
     out.mkdir(parents=True)
     shutil.copytree(Path(jupyter_server_mathjax.__file__).parent / "static", out / "mathjax")
     exporter = HTMLExporter(template_name="lab")
-    exporter.mathjax_url = "mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
+    exporter.mathjax_url = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
     exporter.exclude_input_prompt = exporter.exclude_output_prompt = True
     nbs = {Path(n).stem: nbformat.read(procdir / n, as_version=4) for _, names in sidebar() for n in names}
     titles = {stem: _front_matter(nb)["title"] or stem for stem, nb in nbs.items()}
     pages = []
     for stem, nb in nbs.items():
         fm = _front_matter(nb)
-        nb.cells = [c for c in nb.cells if not (c.cell_type == "raw" and c.source.startswith("---"))]
+        _clean(nb)
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": fm["title"] or stem}})
         # the lab template loads require.js from a CDN for widgets; the pages have none and must work offline
         body = body.replace(f'<script src="{exporter.require_js_url}"></script>', "")
-        body = re.sub(r'href="([\w.-]+)\.ipynb(#[^"]*)?"', lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)
+        # the packaged MathJax ships only the STIX-Web fonts: say so, or it asks for TeX fonts that are not there
+        body = body.replace("messageStyle: 'none',", "messageStyle: 'none', " + _MATHJAX_FONTS, 1)
+        body = re.sub(r'href="(?:nbs/)?([\w.-]+)\.ipynb(#[^"]*)?"', lambda m: f'href="{m.group(1)}.html{m.group(2) or ""}"', body)
         header = (f'<header style="padding:1rem 1rem 0 1rem"><h1 class="irinnov-title">{html.escape(fm["title"] or stem)}</h1>'
                   + (f'<p class="irinnov-description"><em>{html.escape(fm["description"])}</em></p>' if fm["description"] else "")
                   + "</header>")
-        body = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + _nav(stem, titles) + header, body, count=1)
+        body = body.replace("</head>", _STYLE + "</head>", 1)
+        body = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + _nav(stem, titles) + header + _toc(body), body, count=1)
         page = out / f"{stem}.html"
         page.write_text(body)
         pages.append(page)

@@ -3,7 +3,11 @@
 Checks per page: the title is there, every figure image loads, no cell shows an error or a traceback,
 math is typeset by the local MathJax (no CDN), and the pages link to each other.
 """
+import functools
+import http.server
 import os
+import re
+import threading
 import shutil
 from pathlib import Path
 
@@ -41,19 +45,56 @@ def browser():
         b.close()
 
 
-def test_every_page_renders(site, browser):
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args): pass
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    "The site served over HTTP on the loopback interface, as a reader (or `python -m http.server`) would see it."
+    handler = functools.partial(QuietHandler, directory=str(site[0].parent))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+# MathJax 2 probes whether web fonts load with a font face whose source is about:blank; that request always fails
+# by design and is not a missing file
+_PROBE = "about:blank"
+_TEX = re.compile(r"(?<![\\$])\$[^$\n]{1,200}\$|\\\(|\\\[")
+_JARGON = re.compile(r"\bSPEC\b|\bthe issue\b|\(R\d+\)|\bD\d+\b")
+
+
+def _visible_text(page) -> str:
+    "The page's text outside code blocks and outputs of code (where `$` and `#|` may legitimately appear)."
+    return page.evaluate("""() => { const c = document.body.cloneNode(true);
+        c.querySelectorAll('pre, code, .jp-InputArea, .jp-OutputArea-output pre, script, style').forEach(e => e.remove());
+        return c.innerText; }""")
+
+
+def test_every_page_renders(site, served, browser):
     stems = {p.stem for p in site}
     problems = []
     for page_path in site:
+        name = page_path.name
+        source = page_path.read_text()
         page = browser.new_page()
-        external = []
-        page.on("request", lambda r: external.append(r.url) if not r.url.startswith(("file:", "data:", "about:")) else None)
-        page.goto(page_path.as_uri(), wait_until="load")
+        external, failed, console = [], [], []
+        page.on("request", lambda r: external.append(r.url)
+                if not r.url.startswith((served, "data:", "about:")) else None)
+        page.on("requestfailed", lambda r: failed.append(r.url) if r.url != _PROBE else None)
+        page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        page.on("console", lambda m: console.append(m.text)
+                if m.type == "error" and _PROBE not in m.text and "Failed to load resource" not in m.text else None)
+        page.on("pageerror", lambda e: console.append(str(e)))
+        page.goto(f"{served}/{name}", wait_until="load")
         # let the local MathJax finish typesetting (if the page has math)
         page.wait_for_function("!window.MathJax || !window.MathJax.Hub || window.MathJax.Hub.queue.pending === 0",
-                               timeout=30000)
+                               timeout=60000)
         page.wait_for_timeout(200)
-        name = page_path.name
         title = page.locator("h1.irinnov-title").inner_text().strip()
         if not title: problems.append(f"{name}: no title")
         if not page.title().strip(): problems.append(f"{name}: empty <title>")
@@ -65,19 +106,51 @@ def test_every_page_renders(site, browser):
         links = page.evaluate("Array.from(document.querySelectorAll('a.irinnov-page')).map(a => a.getAttribute('href'))")
         targets = {l.split('#')[0][:-5] for l in links if l.endswith('.html') or '.html#' in l}
         if not stems <= targets: problems.append(f"{name}: navigation misses {sorted(stems - targets)}")
-        raw_math = page.evaluate("document.querySelectorAll('.MathJax_Error, .MathJax_CHTML_Error').length")
-        if raw_math: problems.append(f"{name}: {raw_math} MathJax error(s)")
+        mj_errors = page.evaluate("document.querySelectorAll('.MathJax_Error, .MathJax_CHTML_Error, merror').length")
+        if mj_errors: problems.append(f"{name}: {mj_errors} MathJax error(s)")
+        # formulas are typeset: a page whose notebook holds TeX shows MathJax nodes and no raw $...$ in its prose
+        text = _visible_text(page)
+        typeset = page.evaluate("document.querySelectorAll('.MathJax, .MathJax_Display').length")
+        if "$" in re.sub(r"<(pre|code|script)[^>]*>.*?</\1>", "", source, flags=re.S) and typeset == 0:
+            problems.append(f"{name}: the page holds TeX but no formula was typeset")
+        raw = _TEX.findall(text)
+        if raw: problems.append(f"{name}: {len(raw)} formula(s) left as raw TeX, e.g. {raw[0]!r}")
+        # no build material and no working notes on the page
+        if "#|" in text or re.search(r"#\| (echo|output|export|hide)", page.evaluate("document.body.innerText")):
+            problems.append(f"{name}: nbdev cell directives shown")
+        if '{target="_blank"' in page.evaluate("document.body.innerText"): problems.append(f"{name}: Quarto attributes shown")
+        jargon = _JARGON.findall(text)
+        if jargon: problems.append(f"{name}: internal references shown: {sorted(set(jargon))}")
+        # the table of contents lands on its sections
+        missing = page.evaluate("""Array.from(document.querySelectorAll('.irinnov-toc a')).map(a => a.getAttribute('href'))
+            .filter(h => !document.getElementById(h.slice(1)) && !document.getElementById(decodeURIComponent(h.slice(1))))""")
+        if missing: problems.append(f"{name}: table-of-contents links without a target: {missing[:3]}")
         if external: problems.append(f"{name}: fetched from the network: {external[:3]}")
+        if failed: problems.append(f"{name}: failed to load: {failed[:3]}")
+        if console: problems.append(f"{name}: console errors: {console[:3]}")
         page.close()
     assert not problems, "\n".join(problems)
 
 
-def test_math_is_typeset_locally(site, browser):
+def test_math_is_typeset_locally(site, served, browser):
     page = browser.new_page()
-    page.goto((site[0].parent / "index.html").as_uri(), wait_until="load")
-    has_mathjax = page.evaluate("typeof window.MathJax !== 'undefined'")
+    page.goto(f"{served}/10_rareness.html", wait_until="load")
+    page.wait_for_function("window.MathJax && window.MathJax.Hub && window.MathJax.Hub.queue.pending === 0", timeout=60000)
+    fonts = page.evaluate("window.MathJax.OutputJax['HTML-CSS'] ? MathJax.OutputJax['HTML-CSS'].fontInUse : ''")
+    n = page.evaluate("document.querySelectorAll('.MathJax').length")
     page.close()
-    assert has_mathjax, "MathJax did not load from the local copy"
+    assert n > 20, f"only {n} formulas typeset on the rareness page"
+    assert fonts == "STIX-Web", f"MathJax used {fonts!r} fonts, not the packaged STIX-Web"
+
+
+def test_home_page_links_every_method(site, served, browser):
+    page = browser.new_page()
+    page.goto(f"{served}/index.html", wait_until="load")
+    hrefs = set(page.evaluate("""Array.from(document.querySelectorAll('main a, .jp-Notebook a, body a'))
+        .filter(a => !a.closest('nav')).map(a => a.getAttribute('href'))"""))
+    page.close()
+    missing = [m for m in CITED if f"{m}.html" not in {h.split('#')[0] for h in hrefs if h}]
+    assert not missing, f"the home page does not link the method pages {missing}"
 
 
 # the paper each method page is built on: its first author must be cited on the page

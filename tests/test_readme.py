@@ -1,5 +1,5 @@
-"""README.md is rendered from nbs/index.ipynb, and .ci/run runs exactly the README's test command."""
-import re, subprocess, sys
+"""README.md is rendered from nbs/index.ipynb, its two commands are the Makefile's, and .ci/run runs the test one."""
+import configparser, re, subprocess, sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -14,12 +14,37 @@ def _blocks(text):
     return re.findall(r"```sh\n(.*?)\n```", text, flags=re.S)
 
 
-def test_ci_runs_readme_commands():
-    readme = (ROOT / "README.md").read_text()
-    ci = (ROOT / ".ci" / "run").read_text()
-    setup, main_job, tests = _blocks(readme)[:3]
-    venv, browser = setup.splitlines()[:2]
-    assert venv.replace("pip install -e", "pip install -q -e") in ci
-    assert "apt-get install" in browser and "chromium" in browser and "apt-get install -y -qq chromium" in ci
-    assert tests.strip() in ci.splitlines()[-1]
-    assert "python -m pytest" in tests and "--nbval" in tests
+def _targets(makefile: str) -> dict:
+    "Each Makefile target with its recipe lines."
+    out, cur = {}, None
+    for line in makefile.splitlines():
+        m = re.match(r"^([\w$().-]+(?:/[\w.-]+)*):", line)
+        if m and not line.startswith("\t"): cur = m.group(1); out[cur] = [line]
+        elif line.startswith("\t") and cur: out[cur].append(line.strip())
+    return out
+
+
+def test_readme_gives_two_commands_and_ci_runs_the_test_one():
+    blocks = [b.strip() for b in _blocks((ROOT / "README.md").read_text())]
+    assert blocks[:2] == ["make report", "make test"]
+    ci = [l for l in (ROOT / ".ci" / "run").read_text().splitlines() if l.strip() and not l.startswith("#")]
+    assert ci[-1] == "make test"
+    targets = _targets((ROOT / "Makefile").read_text())
+    assert any("irinnov report --dataset trec-covid-round1" in l for l in targets["report"])
+    test = targets["test"]
+    assert "chromium" in test[0] and "test-floor" in test[0]
+    assert any("python -m pytest" in l and "--nbval" in l and "tests nbs" in l for l in test)
+    assert any("apt-get install -y -qq chromium" in l for l in targets["chromium"])
+
+
+def test_floor_pins_are_the_declared_floors():
+    cfg = configparser.ConfigParser(delimiters=["="])
+    cfg.read(ROOT / "settings.ini")
+    floors = dict(r.split(">=") for r in cfg["DEFAULT"]["requirements"].split())
+    pins = re.search(r"^FLOOR_PINS := (.*)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
+    pinned = dict(p.split("==") for p in pins)
+    assert set(pinned) == set(floors)
+    for name, floor in floors.items():
+        assert tuple(map(int, pinned[name].split("."))) [:len(floor.split("."))] == tuple(map(int, floor.split("."))), name
+    py = cfg["DEFAULT"]["min_python"]
+    assert "pandas>=3" in cfg["DEFAULT"]["requirements"] and py == "3.11"   # pandas 3 needs Python 3.11
