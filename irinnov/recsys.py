@@ -5,7 +5,7 @@
 # %% ../nbs/18_rpp_recsys.ipynb #7069d01c
 from __future__ import annotations
 
-import hashlib, io, json, os, subprocess, sys, tempfile, warnings, zipfile
+import contextlib, hashlib, io, json, os, subprocess, sys, tempfile, warnings, zipfile
 from pathlib import Path
 
 import numpy as np
@@ -41,10 +41,11 @@ def _default_find_links() -> Path | None:
 def fetch_recbole_wheel(*,
                         cache_dir=None,                  # where the wheel is kept; default $IRINNOV_HOME/movielens-100k-recsys
                         find_links=None,                 # a folder holding the wheel: pip reads only it (offline use)
-                        expected_sha256: str = RECBOLE_SHA256, # the pinned digest of the wheel's bytes
+                        expected_sha256: str | None = None, # the digest to check; default the pinned RECBOLE_SHA256
                         timeout: float = 300,            # seconds pip may take
                        ) -> Path:
     "Fetch the pinned recbole 1.2.1 wheel with pip into the cache (once), check its sha256 and return its path."
+    expected_sha256 = expected_sha256 or RECBOLE_SHA256
     root = Path(cache_dir).expanduser() if cache_dir is not None else home() / DATASET
     wheel = root / RECBOLE_WHEEL
     if wheel.is_file() and not wheel.is_symlink():
@@ -212,6 +213,12 @@ def ease_scores(X: sp.csr_matrix, l2: float) -> np.ndarray:
 # %% ../nbs/18_rpp_recsys.ipynb #a225591f
 IMPLICIT_REQUIREMENT = "implicit==0.7.3"
 
+def _one_thread():
+    "A context that limits BLAS and OpenMP pools to one thread (same sums whatever the machine's core count)."
+    try: from threadpoolctl import threadpool_limits
+    except ImportError: return contextlib.nullcontext()
+    return threadpool_limits(1)
+
 def _implicit_model(kind: str, seed: int, **params):
     try:
         from implicit.cpu.als import AlternatingLeastSquares
@@ -232,8 +239,7 @@ def implicit_scores(X: sp.csr_matrix,  # binary users × items training matrix
                     **params,          # the model's hyper-parameters (k for item_knn)
                    ) -> np.ndarray:
     "Dense users × items scores of an `implicit` model fitted on X with one thread (seeded, reproducible)."
-    from threadpoolctl import threadpool_limits
-    with threadpool_limits(1), warnings.catch_warnings():
+    with _one_thread(), warnings.catch_warnings():
         warnings.simplefilter("ignore")                  # implicit's notes on thread pools and input formats
         model = _implicit_model(kind, seed, **params)
         model.fit(sp.csr_matrix(X), show_progress=False)
@@ -264,6 +270,9 @@ def score_matrix(kind: str,                  # a recommender family (see RECOMME
                  **params,                   # the family's hyper-parameters
                 ) -> np.ndarray:
     "Dense users × items scores of one recommender trained on `train`."
+    with _one_thread(): return _scores(kind, train, users, items, seed, params)
+
+def _scores(kind, train, users, items, seed, params) -> np.ndarray:
     X = interaction_matrix(train, users, items)
     if kind == "random": return np.random.default_rng(seed).random(X.shape)
     if kind == "popularity":
