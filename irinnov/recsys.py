@@ -55,7 +55,7 @@ def fetch_recbole_wheel(*,
     root.mkdir(parents=True, exist_ok=True)
     find_links = find_links if find_links is not None else _default_find_links()
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--no-input",
-           "--disable-pip-version-check", "--quiet"]
+           "--disable-pip-version-check", "--quiet", "--retries", "2", "--timeout", "30"]
     if find_links is not None: cmd += ["--no-index", "--find-links", str(find_links)]
     with tempfile.TemporaryDirectory(dir=root, prefix=".pip-") as tmp:
         what = f"recbole=={RECBOLE_VERSION}"
@@ -86,7 +86,7 @@ def _bad(where: str, line: int, why: str):
     raise ValueError(f"{where}: line {line}: {why}")
 
 def read_movielens_ratings(wheel,                       # the recbole wheel (a zip file) or its path
-                           member: str = ML100K_MEMBER,  # the ratings file inside the wheel
+                           *, member: str = ML100K_MEMBER, # the ratings file inside the wheel
                           ) -> pd.DataFrame:
     "The ratings inside a recbole wheel as a frame of int64 columns user, item, rating, timestamp, in file order."
     where = f"{Path(wheel).name}!{member}"
@@ -124,7 +124,7 @@ def read_movielens_ratings(wheel,                       # the recbole wheel (a z
 # %% ../nbs/18_rpp_recsys.ipynb #786ed89c
 def make_wheel_like(path,                                # where to write the zip
                     ratings: pd.DataFrame,               # columns user, item, rating, timestamp
-                    member: str = ML100K_MEMBER,         # the member to write the ratings to
+                    *, member: str = ML100K_MEMBER,      # the member to write the ratings to
                    ) -> Path:
     "Write a small wheel-shaped zip holding `ratings` in recbole's layout (for examples and tests)."
     text = "\t".join(_HEADER) + "\n" + "".join(f"{u}\t{i}\t{r}\t{t}\n" for u, i, r, t in
@@ -193,16 +193,22 @@ def _keep_top(S: np.ndarray, k: int) -> np.ndarray:
     np.put_along_axis(S, cut, 0.0, axis=1)
     return S
 
-def user_knn_scores(X: sp.csr_matrix, k: int) -> np.ndarray:
+def user_knn_scores(X: sp.csr_matrix, # users × items training matrix
+                    k: int,           # neighbours kept per user
+                   ) -> np.ndarray:
     "User-kNN: score(u, i) = Σ over u's k most cosine-similar users v of sim(u, v)·X[v, i]."
     return np.asarray(_keep_top(_cosine_rows(X), k) @ X.toarray())
 
-def pure_svd_scores(X: sp.csr_matrix, factors: int) -> np.ndarray:
+def pure_svd_scores(X: sp.csr_matrix, # users × items training matrix
+                    factors: int,     # singular vectors kept
+                   ) -> np.ndarray:
     "PureSVD: X projected on its top-`factors` right singular vectors, X V Vᵀ."
     V = np.linalg.svd(X.toarray().astype(np.float64), full_matrices=False)[2][:factors].T
     return (X @ V) @ V.T
 
-def ease_scores(X: sp.csr_matrix, l2: float) -> np.ndarray:
+def ease_scores(X: sp.csr_matrix, # users × items training matrix
+                l2: float,        # the ridge penalty λ
+               ) -> np.ndarray:
     "EASE: X B with B = I − P·diag(1/diag P), P = (XᵀX + l2·I)⁻¹ (zero diagonal)."
     G = np.asarray((X.T @ X).todense(), dtype=np.float64)
     P = np.linalg.inv(G + l2 * np.eye(len(G)))
@@ -379,4 +385,6 @@ def register_dataset() -> None:
                                      "top 100 unseen items for 943 users, held-out ratings >= 4 relevant",
                          source=f"PyPI recbole=={RECBOLE_VERSION} (sha256 {RECBOLE_SHA256[:12]}...) + irinnov.recsys"))
 
-register_dataset()
+try: register_dataset()
+except (TypeError, ImportError) as e:                       # a changed registry API must not break the module
+    warnings.warn(f"{DATASET} is not registered in irinnov.datasets ({e}); use load_movielens_runs()")

@@ -280,3 +280,22 @@ def test_load_caches_atomically_and_registers(wheel_dir, tmp_path, monkeypatch):
         R.load_movielens_runs(cache_dir=cache, find_links=index, recommenders=recs, depth=5, refresh=True)
     from irinnov.datasets import available
     assert R.DATASET in set(available()["name"])
+
+
+def test_registered_dataset_loads_through_the_registry(wheel_dir, tmp_path, monkeypatch):
+    pytest.importorskip("implicit")
+    index, ratings = wheel_dir
+    mirror = tmp_path / "mirror"
+    (mirror / "pypi").mkdir(parents=True)
+    os.link(index / R.RECBOLE_WHEEL, mirror / "pypi" / R.RECBOLE_WHEEL)
+    monkeypatch.setenv("IRINNOV_MIRROR", str(mirror))
+    monkeypatch.setenv("IRINNOV_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(R, "RECBOLE_SHA256", sha256(index / R.RECBOLE_WHEEL))
+    from irinnov.datasets import load
+    ds = load(R.DATASET, progress=False, reload=True)
+    runs, qrels = R.movielens_runs(ratings)                              # the full run set, seed 0, top 100
+    pd.testing.assert_frame_equal(ds.runs, runs)
+    pd.testing.assert_frame_equal(ds.qrels, qrels)
+    pd.testing.assert_frame_equal(ds.ratings, ratings.reset_index(drop=True).astype("int64"))
+    assert sorted(ds.runs.system.unique()) == sorted(r[0] for r in R.RECOMMENDERS)
+    assert (tmp_path / "home" / R.DATASET / R.RECBOLE_WHEEL).is_file()
