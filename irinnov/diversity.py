@@ -16,7 +16,7 @@ from .trec import (Campaign, prepare, system_name, TrecFormatError, _line_number
 # %% auto #0
 __all__ = ['NDEVAL_MEASURES', 'SubtopicJudgments', 'subtopic_judgments', 'subtopic_relevance', 'ndeval', 'ndeval_means',
            'answered_topics', 'alpha_ndcg', 'err_ia', 'nrbp', 'map_ia', 'precision_ia', 'subtopic_recall', 'rank_order',
-           'read_ranked_run', 'd_sharp_ndcg', 'gdeval']
+           'read_ranked_run', 'd_sharp_ndcg', 'gdeval', 'st_rpp']
 
 # %% ../nbs/16_diversity.ipynb #f3daaa7b
 @dataclass
@@ -330,3 +330,25 @@ def gdeval(runs, # a Campaign or a runs frame (ad hoc qrels)
     stop = np.cumprod(np.concatenate([np.ones(r.shape[:2] + (1,)), 1 - r[:, :, :-1]], 2), 2)
     err = (r * stop / np.arange(1, n + 1)).sum(2)
     return {f"nDCG@{k}": c.score_table(ndcg, f"gdeval-nDCG@{k}"), f"ERR@{k}": c.score_table(err, f"ERR@{k}")}
+
+# %% ../nbs/16_diversity.ipynb #676fd8de
+def st_rpp(runs, # a runs frame (or a Campaign on the diversity qrels, with background="union")
+           qrels=None, # the diversity qrels
+           *, background: str = "union", # the background population: "union" of subtopic-relevant docs, "adhoc", "none"
+           adhoc_qrels=None, # the ad hoc qrels, for background="adhoc"
+           weighting: str = "uniform", # RPP's recall-level weights: uniform (st-RPP), dcg, inverse
+           threshold: int = 1, # grades at least this are relevant
+          ) -> pd.DataFrame:
+    "Subtopic RPP preferences (Diaz & Ferraro 2022, eq. 6), background population from the union or the ad hoc qrels."
+    from irinnov.rpp import preferences
+    if background not in ("union", "adhoc", "none"):
+        raise ValueError(f"background must be 'union', 'adhoc' or 'none', not {background!r}")
+    if background != "adhoc":
+        return preferences(runs, qrels, weighting, subtopics=True, background=background == "union", threshold=threshold)
+    if adhoc_qrels is None or qrels is None: raise ValueError("background='adhoc' needs qrels and adhoc_qrels")
+    a = adhoc_qrels[adhoc_qrels["grade"] >= threshold]
+    q = pd.concat([qrels, pd.DataFrame({"query": a["query"].to_numpy(), "subtopic": "*", "doc": a["doc"].to_numpy(),
+                                        "grade": a["grade"].to_numpy()})], ignore_index=True)
+    out = preferences(runs, q, weighting, subtopics=True, background=False, threshold=threshold)
+    out.attrs["measure"] = out.attrs["measure"] + "(adhoc background)"
+    return out
