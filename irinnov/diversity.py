@@ -199,48 +199,67 @@ def ndeval_means(tables: dict, # `ndeval(...)`'s score tables
     if answered is None: return pd.DataFrame({m: t.mean(axis=1) for m, t in tables.items()})
     return pd.DataFrame({m: t.where(answered.loc[t.index, t.columns]).mean(axis=1).fillna(0.0) for m, t in tables.items()})
 
-def answered_topics(c: Campaign) -> pd.DataFrame:
+def answered_topics(c: Campaign, # a prepared campaign
+                   ) -> pd.DataFrame:
     "Bool systems × qrels topics: the system ranked at least one document for the topic."
     return pd.DataFrame(c.lengths > 0, index=pd.Index(c.systems.astype(str), name="system"),
                         columns=pd.Index(c.topics.astype(str), name="query"))
 
 # %% ../nbs/16_diversity.ipynb #dddc8def
-def alpha_ndcg(runs, qrels=None, *, k: int = 20, # cut-off rank
+def alpha_ndcg(runs, # a Campaign prepared with subtopic qrels, or a runs frame
+               qrels=None, # subtopic qrels when `runs` is a frame
+               *, k: int = 20, # cut-off rank
                alpha: float = 0.5, # redundancy penalty α
                normalized: bool = True, # divide by the greedy ideal (α-nDCG) or by the ideal ideal (α-DCG)
-               threshold: int = 1) -> pd.DataFrame:
+               threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
+              ) -> pd.DataFrame:
     "α-nDCG@k (Clarke et al. 2008), as ndeval computes it; `normalized=False` gives ndeval's α-DCG@k."
     name = f"alpha-{'n' if normalized else ''}DCG@{_check_k(k)}"
     return _tables(runs, qrels, [name], alpha, 0.5, threshold, (k,))[name]
 
-def err_ia(runs, qrels=None, *, k: int = 20, # cut-off rank
+def err_ia(runs, # a Campaign prepared with subtopic qrels, or a runs frame
+           qrels=None, # subtopic qrels when `runs` is a frame
+           *, k: int = 20, # cut-off rank
            alpha: float = 0.5, # stopping probability / redundancy penalty α
            normalized: bool = False, # divide by the greedy ideal (nERR-IA) instead of the ideal ideal (ERR-IA)
-           threshold: int = 1) -> pd.DataFrame:
+           threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
+          ) -> pd.DataFrame:
     "ERR-IA@k (intent-aware ERR, Chapelle et al. 2009) as ndeval computes it; `normalized=True` gives nERR-IA@k."
     name = f"{'n' if normalized else ''}ERR-IA@{_check_k(k)}"
     return _tables(runs, qrels, [name], alpha, 0.5, threshold, (k,))[name]
 
-def nrbp(runs, qrels=None, *, alpha: float = 0.5, # redundancy penalty α
+def nrbp(runs, # a Campaign prepared with subtopic qrels, or a runs frame
+         qrels=None, # subtopic qrels when `runs` is a frame
+         *, alpha: float = 0.5, # redundancy penalty α
          beta: float = 0.5, # patience β
          normalized: bool = False, # divide by the ideal ranking's NRBP (nNRBP)
-         threshold: int = 1) -> pd.DataFrame:
+         threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
+        ) -> pd.DataFrame:
     "Novelty- and rank-biased precision (Clarke et al. 2009) over the whole list; `normalized=True` gives nNRBP."
     name = "nNRBP" if normalized else "NRBP"
     return _tables(runs, qrels, [name], alpha, beta, threshold, (20,))[name]
 
-def map_ia(runs, qrels=None, *, threshold: int = 1) -> pd.DataFrame:
+def map_ia(runs, # a Campaign prepared with subtopic qrels, or a runs frame
+           qrels=None, # subtopic qrels when `runs` is a frame
+           *, threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
+          ) -> pd.DataFrame:
     "Intent-aware MAP: average precision per subtopic (with a relevant document), averaged over the subtopics."
     return _tables(runs, qrels, ["MAP-IA"], 0.5, 0.5, threshold, (20,))["MAP-IA"]
 
-def precision_ia(runs, qrels=None, *, k: int = 20, # cut-off rank
-                 threshold: int = 1) -> pd.DataFrame:
+def precision_ia(runs, # a Campaign prepared with subtopic qrels, or a runs frame
+                 qrels=None, # subtopic qrels when `runs` is a frame
+                 *, k: int = 20, # cut-off rank
+                 threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
+                ) -> pd.DataFrame:
     "Intent-aware precision P-IA@k: relevant (document, subtopic) pairs in the top k over k·N."
     name = f"P-IA@{_check_k(k)}"
     return _tables(runs, qrels, [name], 0.5, 0.5, threshold, (k,))[name]
 
-def subtopic_recall(runs, qrels=None, *, k: int = 20, # cut-off rank
-                    threshold: int = 1) -> pd.DataFrame:
+def subtopic_recall(runs, # a Campaign prepared with subtopic qrels, or a runs frame
+                    qrels=None, # subtopic qrels when `runs` is a frame
+                    *, k: int = 20, # cut-off rank
+                    threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
+                   ) -> pd.DataFrame:
     "Subtopic recall strec@k (S-recall, I-rec): the fraction of subtopics covered by the top k."
     name = f"strec@{_check_k(k)}"
     return _tables(runs, qrels, [name], 0.5, 0.5, threshold, (k,))[name]
@@ -276,7 +295,9 @@ def read_ranked_run(path, # a TREC run file (plain or .gz)
     except ValueError as e: raise TrecFormatError(path, None, str(e)) from None
 
 # %% ../nbs/16_diversity.ipynb #594051f5
-def d_sharp_ndcg(runs, qrels=None, *, k: int = 20, # cut-off rank
+def d_sharp_ndcg(runs, # a Campaign prepared with subtopic qrels, or a runs frame
+                 qrels=None, # subtopic qrels when `runs` is a frame
+                 *, k: int = 20, # cut-off rank
                  gamma: float = 0.5, # weight of intent recall
                  graded: bool = False, # per-intent gain: the grade (True) or 1 for a relevant document (False)
                  threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this

@@ -183,7 +183,7 @@ def _comparator_bound(runs, qrels, systems, depth, graded, threshold, name, rule
 
 def pareto_bound(runs, # runs frame or Campaign holding the input systems
                  qrels, # the qrels the bound reads where the inputs disagree
-                 systems=None, # the input systems (default: all)
+                 *, systems=None, # the input systems (default: all)
                  depth: int | None = None, # cut each input list to its top `depth`
                  graded: bool = True, # compare grades (True) or relevant/non-relevant (False)
                  threshold: int = 1, # grades below this are non-relevant (level 0)
@@ -194,7 +194,7 @@ def pareto_bound(runs, # runs frame or Campaign holding the input systems
 
 def majoritarian_bound(runs, # runs frame or Campaign holding the input systems
                        qrels, # the qrels the bound reads where the inputs tie
-                       systems=None, # the input systems (default: all)
+                       *, systems=None, # the input systems (default: all)
                        depth: int | None = None, # cut each input list to its top `depth`
                        graded: bool = True, # compare grades (True) or relevant/non-relevant (False)
                        threshold: int = 1, # grades below this are non-relevant (level 0)
