@@ -97,11 +97,12 @@ def _novelty_gains(R: np.ndarray, # (..., D, K) boolean relevance per rank and s
 def _ideal_gains(sj: SubtopicJudgments, alpha: float, weights: np.ndarray | None = None) -> np.ndarray:
     "Gains (Q, L) of ndeval's greedy ideal ranking of each topic's judged documents; ties go to the larger doc id."
     Q, K = sj.n_relevant.shape
-    t = sj.keys // sj.n_docs
+    some = sj.rel.any(1)                                         # a document relevant to nothing never gains
+    t = sj.keys[some] // sj.n_docs
     slot = np.arange(len(t)) - np.searchsorted(t, t)            # doc codes ascending within a topic
     P = int(slot.max()) + 1 if len(slot) else 1
     M = np.zeros((Q, P, K), bool)
-    M[t, slot] = sj.rel
+    M[t, slot] = sj.rel[some]
     L = int(M.any(2).sum(1).max()) if M.size else 0               # steps while a document can still gain
     taken, g = np.zeros((Q, P), bool), np.ones((Q, K))
     out, q = np.zeros((Q, max(L, 1))), np.arange(Q)
