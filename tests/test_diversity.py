@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from irinnov.diversity import (NDEVAL_MEASURES, answered_topics, d_sharp_ndcg, gdeval, ndeval, ndeval_means,
+from irinnov.diversity import (NDEVAL_MEASURES, answered_topics, d_sharp_ndcg, gdeval, ndeval, ndeval_means, st_rpp,
                                read_ranked_run, rank_order, subtopic_judgments)
 from irinnov.trec import prepare
 
@@ -248,3 +248,65 @@ def test_read_ranked_run_errors(tmp_path):
     p.write_text("1 Q0 a one 0.5 x\n")
     with pytest.raises(ValueError, match=r"run:1: rank .one. is not"):
         read_ranked_run(p)
+
+
+def _brute_st_rpp(ra, rb, populations):
+    "Diaz & Ferraro eq. 6 written out: Σ_t p(t) Σ_i (1/m_t) sgn(f^b_{i,t} − f^a_{i,t}), p(t) ∝ m_t, missing = ∞."
+    total = sum(len(m) for m in populations.values())
+    out = 0.0
+    for members in populations.values():
+        m = len(members)
+        fa = sorted(r for r, d in enumerate(ra, 1) if d in members) + [np.inf] * m
+        fb = sorted(r for r, d in enumerate(rb, 1) if d in members) + [np.inf] * m
+        out += (m / total) * sum(np.sign(fb[i] - fa[i]) if fa[i] != fb[i] else 0.0 for i in range(m)) / m
+    return out
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_st_rpp_both_backgrounds_brute_force(seed):
+    "st_rpp with the union and with the ad hoc background equals eq. 6 computed pair by pair."
+    rng = np.random.default_rng(seed)
+    pool = [f"d{k}" for k in range(10)]
+    rows, adhoc = [], []
+    for s in ("1", "2", "3"):
+        for d in pool:
+            if rng.random() < 0.5: rows.append(("q", s, d, int(rng.choice([0, 1, 2]))))
+    if not any(g > 0 for *_, g in rows): rows.append(("q", "1", "d0", 1))
+    for d in pool:
+        if rng.random() < 0.6: adhoc.append(("q", d, int(rng.choice([0, 1, 2]))))
+    if not any(g > 0 for *_, g in adhoc): adhoc.append(("q", "d1", 1))
+    qrels = pd.DataFrame(rows, columns=["query", "subtopic", "doc", "grade"])
+    adhoc_q = pd.DataFrame(adhoc, columns=["query", "doc", "grade"])
+    ranks = {n: list(rng.choice(pool, int(rng.integers(1, 9)), replace=False)) for n in ("A", "B")}
+    runs = pd.DataFrame([(n, "q", d, float(len(r) - i)) for n, r in ranks.items() for i, d in enumerate(r)],
+                        columns=["system", "query", "doc", "score"])
+    subs = {s: set(g.doc[g.grade > 0]) for s, g in qrels.groupby("subtopic")}
+    subs = {s: m for s, m in subs.items() if m}
+    for bg, members in (("union", set(qrels.doc[qrels.grade > 0])), ("adhoc", set(adhoc_q.doc[adhoc_q.grade > 0]))):
+        pops = dict(subs, **{"*": members})
+        got = st_rpp(runs, qrels, background=bg, adhoc_qrels=adhoc_q).loc[("A", "B"), "q"]
+        assert got == pytest.approx(_brute_st_rpp(ranks["A"], ranks["B"], pops), abs=1e-12), bg
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_d_sharp_ndcg_brute_force(seed):
+    "D#-nDCG@k = γ I-rec@k + (1−γ) D-nDCG@k (Sakai & Song 2011) with uniform intent probabilities, written out."
+    rng = np.random.default_rng(100 + seed)
+    pool = [f"d{k}" for k in range(12)]
+    rows = [("q", s, d, int(rng.choice([0, 1, 2, 3]))) for s in ("1", "2", "3", "4") for d in pool if rng.random() < 0.5]
+    rows.append(("q", "1", "d0", 2))
+    qrels = pd.DataFrame(rows, columns=["query", "subtopic", "doc", "grade"]).drop_duplicates(["subtopic", "doc"])
+    ranking = list(rng.choice(pool, int(rng.integers(1, 12)), replace=False))
+    runs = pd.DataFrame({"system": "S", "query": "q", "doc": ranking, "score": np.arange(len(ranking), 0, -1.0)})
+    k, gamma = int(rng.integers(1, 10)), float(rng.choice([0.0, 0.5, 0.8]))
+    for graded in (False, True):
+        rel = qrels[qrels.grade >= 1]
+        intents = sorted(rel.subtopic.unique())
+        gain = lambda d: sum((r.grade if graded else 1) for r in rel[rel.doc == d].itertuples()) / len(intents)
+        dcg = sum(gain(d) / np.log2(r + 1) for r, d in enumerate(ranking[:k], 1))
+        ideal = sorted((gain(d) for d in set(qrels.doc)), reverse=True)[:k]
+        idcg = sum(g / np.log2(r + 1) for r, g in enumerate(ideal, 1))
+        irec = len(set(rel[rel.doc.isin(ranking[:k])].subtopic)) / len(intents)
+        want = gamma * irec + (1 - gamma) * dcg / idcg
+        got = d_sharp_ndcg(runs, qrels, k=k, gamma=gamma, graded=graded).iloc[0, 0]
+        assert got == pytest.approx(want, abs=1e-12)
