@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, HealthCheck, strategies as st
 
-from irinnov.fusion import normalize, combsum, combmnz, combanz, condorcet, naive_bound
+from irinnov.fusion import normalize, combsum, combmnz, combanz, condorcet, naive_bound, pareto_bound, majoritarian_bound
 from irinnov.infotheory import ric, ric_counts, joint_ric
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -136,3 +136,49 @@ def test_naive_bound_binary_ric_is_union_recall(seed):
         rel = set(qrels[(qrels["query"] == q) & (qrels.grade >= 1)].doc)
         union = set(runs[runs["query"] == q].doc)
         assert r.iloc[0][q] == pytest.approx(len(rel & union) / len(rel), abs=1e-12)
+
+
+def _bound_cmp_brute(runs, qrels, rule):
+    "Montague's comparator written out pair by pair from the definitions (positions; absent = below; abstentions)."
+    pos = {s: dict(zip(g.sort_values("score", ascending=False, kind="stable").doc,
+                       range(len(g)))) for s, g in runs.groupby("system")}
+    level = dict(zip(qrels.doc, qrels.grade.clip(lower=0)))
+    def cmp(a, b):
+        votes_a = votes_b = 0
+        for p in pos.values():
+            if a not in p and b not in p: continue
+            if p.get(a, 10 ** 9) < p.get(b, 10 ** 9): votes_a += 1
+            else: votes_b += 1
+        if rule == "pareto":
+            if votes_a and not votes_b: return -1
+            if votes_b and not votes_a: return 1
+        else:
+            if votes_a > votes_b: return -1
+            if votes_b > votes_a: return 1
+        la, lb = level.get(a, 0), level.get(b, 0)
+        if la != lb: return -1 if la > lb else 1
+        return -1 if a > b else 1                                   # doc id descending
+    return cmp
+
+
+@SETTINGS
+@given(st.integers(0, 10 ** 6), st.sampled_from(["pareto", "majoritarian"]))
+def test_bounds_follow_the_comparator(seed, rule):
+    """Pareto and Majoritarian outputs put A before B whenever the brute-force comparator says so (when it is a total
+    order: then the sort is unique), and the union is kept whole."""
+    rng = np.random.default_rng(seed)
+    docs = [f"d{k}" for k in range(6)]
+    rows = []
+    for s in range(int(rng.integers(1, 5))):
+        for k, d in enumerate(rng.choice(docs, int(rng.integers(1, 7)), replace=False)):
+            rows.append((f"s{s}", "q", str(d), float(10 - k)))
+    runs = pd.DataFrame(rows, columns=["system", "query", "doc", "score"])
+    qrels = pd.DataFrame([("q", d, int(rng.integers(-1, 3))) for d in docs], columns=["query", "doc", "grade"])
+    f = pareto_bound if rule == "pareto" else majoritarian_bound
+    out = f(runs, qrels).doc.tolist()
+    union = sorted(set(runs.doc))
+    assert sorted(out) == union
+    cmp = _bound_cmp_brute(runs, qrels, rule)
+    total = all(not (cmp(a, b) < 0 and cmp(b, c) < 0 and cmp(c, a) < 0) for a, b, c in permutations(union, 3))
+    if total:
+        assert all(cmp(out[i], out[j]) < 0 for i in range(len(out)) for j in range(i + 1, len(out)))
