@@ -121,9 +121,17 @@ def _line_numbers(data: bytes) -> np.ndarray:
     lines = bytes(data).split(b"\n")
     return np.array([i for i, l in enumerate(lines, 1) if l.strip()], dtype=np.int64)
 
-def _read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None) -> tuple[pa.Table, bytes]:
+def _strip_comments(data):
+    "The bytes with every line whose first non-blank character is `#` emptied (line numbers unchanged)."
+    if b"#" not in data: return data          # one memchr: files without a '#' are not copied
+    return re.sub(rb"(?m)^[ \t\r\f\v]*#[^\n]*", b"", bytes(data))
+
+def _read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None,
+                  comments: bool = False) -> tuple[pa.Table, bytes]:
     "Parse a whitespace-separated file into a pyarrow table, or raise a precise `TrecFormatError`."
-    data, delim = _normalise_ws(_read_bytes(path))
+    data = _read_bytes(path)
+    if comments: data = _strip_comments(data)
+    data, delim = _normalise_ws(data)
     if not data or data.isspace():     # (isspace stops at the first other byte; strip would copy the file)
         raise TrecFormatError(path, None, f"empty {what} file")
     try:
@@ -210,11 +218,11 @@ _RUN_NAMES = ["query", "q0", "doc", "rank", "score", "tag"]
 _RUN_TYPES = {"query": pa.large_string(), "q0": pa.string(), "doc": pa.large_string(), "rank": pa.string(),
               "score": pa.float64(), "tag": pa.large_string()}
 
-def _run_arrays(path, name: str | None, duplicates: str) -> dict:
+def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False) -> dict:
     "One run file's checked columns: `query`, `doc` (and `tag` if `name` is None) as Arrow large strings, `score`."
     tag = name is None
     tbl, data = _read_columns(path, _RUN_NAMES, _RUN_TYPES, {4: "float"}, "run",
-                              include=["query", "doc", "score"] + (["tag"] if tag else []))
+                              include=["query", "doc", "score"] + (["tag"] if tag else []), comments=comments)
     cols = {k: _one_chunk(tbl.column(k)) for k in tbl.column_names}
     if pc.any(pc.is_nan(cols["score"])).as_py():
         _check_lines(path, data, 6, {4: "float"}, "run")
@@ -225,13 +233,19 @@ def _run_arrays(path, name: str | None, duplicates: str) -> dict:
         cols = {k: v.filter(keep) for k, v in cols.items()}
     return cols
 
-def read_run(path, system: str | None = None, tag: bool = False, duplicates: str = "error") -> pd.DataFrame:
+def read_run(path,                      # a TREC run file, plain or gzip
+             system: str | None = None,  # the system name (default: from the file name)
+             tag: bool = False,          # take the system name from the tag column instead
+             duplicates: str = "error",  # a repeated (query, doc): 'error' or keep the 'first'
+             *,
+             comments: bool = False,     # skip lines whose first non-blank character is `#` (trec_eval 10.0)
+            ) -> pd.DataFrame:
     "Read one TREC run file (plain or .gz) into a runs DataFrame `system, query, doc, score`."
     if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
     if tag and system is not None: raise ValueError("give either system= or tag=True, not both")
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such run file")
     name = None if tag else (system if system is not None else system_name(path))
-    cols = _run_arrays(path, name, duplicates)
+    cols = _run_arrays(path, name, duplicates, comments)
     n = len(cols["score"])
     return _mark_unique(_runs_frame(cols["tag"] if tag else _constant(name, n), cols["query"], cols["doc"],
                                     cols["score"].to_numpy()))
@@ -294,7 +308,13 @@ def _cpus() -> int:
     try: return len(os.sched_getaffinity(0))
     except AttributeError: return os.cpu_count() or 1
 
-def read_runs(paths, tag: bool = False, duplicates: str = "error", threads: int | None = None) -> pd.DataFrame:
+def read_runs(paths,                     # a list of run files, a directory or a glob
+              tag: bool = False,         # system names from the tag column instead of the file names
+              duplicates: str = "error", # a repeated (system, query, doc): 'error' or keep the 'first'
+              threads: int | None = None,# reading threads (default: the cores, at most 4)
+              *,
+              comments: bool = False,    # skip lines whose first non-blank character is `#` (trec_eval 10.0)
+             ) -> pd.DataFrame:
     "Read many run files (a list of paths, a directory, or a glob) into one runs DataFrame."
     files = _run_paths(paths)
     threads = threads or min(4, _cpus())
@@ -306,7 +326,7 @@ def read_runs(paths, tag: bool = False, duplicates: str = "error", threads: int 
             names[n] = f
     def one(f):
         if not os.path.exists(f): raise FileNotFoundError(f"{f}: no such run file")
-        return _run_arrays(f, None if tag else system_name(f), duplicates)
+        return _run_arrays(f, None if tag else system_name(f), duplicates, comments)
     with ThreadPoolExecutor(threads) as ex:
         parts = list(ex.map(one, files))
     # one frame over the files' own Arrow strings (no copy); the scores copied once, into one array
@@ -329,12 +349,16 @@ def read_runs(paths, tag: bool = False, duplicates: str = "error", threads: int 
     return _mark_unique(df)
 
 # %% ../nbs/00_trec.ipynb #ef1e7889
-def read_qrels(path, subtopics: bool = False) -> pd.DataFrame:
+def read_qrels(path,                  # a TREC qrels file, plain or gzip
+               subtopics: bool = False,  # column 2 holds subtopic ids (diversity qrels): keep it as `subtopic`
+               *,
+               comments: bool = False,   # skip lines whose first non-blank character is `#` (trec_eval 10.0)
+              ) -> pd.DataFrame:
     "Read a TREC qrels file (plain or .gz) into `query, doc, grade` (plus `subtopic` with `subtopics=True`)."
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such qrels file")
     names = ["query", "iter", "doc", "grade"]
     types = {"query": pa.string(), "iter": pa.string(), "doc": pa.string(), "grade": pa.int64()}
-    tbl, data = _read_columns(path, names, types, {3: "int"}, "qrels")
+    tbl, data = _read_columns(path, names, types, {3: "int"}, "qrels", comments=comments)
     df = pd.DataFrame({"query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(),
                        "grade": tbl.column("grade").to_numpy().astype(np.int64)})
     if subtopics: df.insert(1, "subtopic", tbl.column("iter").to_pandas())
@@ -570,6 +594,7 @@ def _is_runs_frame(x) -> bool:
     return isinstance(x, pd.DataFrame) and list(x.columns[:4]) == RUN_COLUMNS and x["score"].dtype == np.float64
 
 
+
 # %% ../nbs/00_trec.ipynb #a7693ed4
 def tie_report(runs, score_dtype: str = "float32") -> pd.DataFrame:
     "Per system: rows, rows whose score ties another document of the same list, and their share."
@@ -736,6 +761,7 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
             return _mark_unique(out)
     return Campaign(L.systems, topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
                     lengths, judged, q, score_dtype, ordered)
+
 
 
 # %% ../nbs/00_trec.ipynb #42ca72a5
