@@ -24,8 +24,9 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 # %% auto #0
-__all__ = ['RUN_COLUMNS', 'PAD', 'UNJUDGED', 'NO_GRADE', 'progress', 'TrecFormatError', 'system_name', 'read_run', 'read_runs',
-           'read_qrels', 'as_runs', 'as_qrels', 'order_runs', 'tie_report', 'write_run', 'Campaign', 'prepare']
+__all__ = ['RUN_COLUMNS', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_GRADE', 'progress', 'TrecFormatError', 'system_name', 'read_run',
+           'read_runs', 'read_qrels', 'as_runs', 'as_qrels', 'order_runs', 'tie_report', 'write_run', 'Campaign',
+           'prepare']
 
 # %% ../nbs/00_trec.ipynb #cf1c2b52
 def progress(iterable=None, total=None, desc: str | None = None, **kw):
@@ -349,6 +350,9 @@ def read_runs(paths,                     # a list of run files, a directory or a
     return _mark_unique(df)
 
 # %% ../nbs/00_trec.ipynb #ef1e7889
+MAX_GRADE = 32767     # grades are held as int16 (−32768 marks "no grade"); larger ones are refused, not wrapped
+_GRADE_RANGE = "grade {} is outside −32767..32767 (irinnov holds grades as 16-bit integers; TREC grades are small)"
+
 def read_qrels(path,                  # a TREC qrels file, plain or gzip
                subtopics: bool = False,  # column 2 holds subtopic ids (diversity qrels): keep it as `subtopic`
                *,
@@ -359,8 +363,10 @@ def read_qrels(path,                  # a TREC qrels file, plain or gzip
     names = ["query", "iter", "doc", "grade"]
     types = {"query": pa.string(), "iter": pa.string(), "doc": pa.string(), "grade": pa.int64()}
     tbl, data = _read_columns(path, names, types, {3: "int"}, "qrels", comments=comments)
-    df = pd.DataFrame({"query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(),
-                       "grade": tbl.column("grade").to_numpy().astype(np.int64)})
+    grade = tbl.column("grade").to_numpy().astype(np.int64)
+    out = np.flatnonzero(np.abs(grade) > MAX_GRADE)
+    if len(out): raise TrecFormatError(path, int(_line_numbers(data)[out[0]]), _GRADE_RANGE.format(int(grade[out[0]])))
+    df = pd.DataFrame({"query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(), "grade": grade})
     if subtopics: df.insert(1, "subtopic", tbl.column("iter").to_pandas())
     return _check_qrels(df, path, lambda: _line_numbers(data))
 
@@ -393,34 +399,94 @@ def _frame(obj) -> pd.DataFrame:
     if hasattr(first, "_fields"): return pd.DataFrame(rows, columns=list(first._fields)).rename(columns=_ALIASES)
     raise TypeError(f"cannot read rows of type {type(first).__name__}; give a DataFrame or namedtuples")
 
-def as_runs(runs, system: str = "run", duplicates: str = "error") -> pd.DataFrame:
-    "Coerce runs (DataFrame, namedtuple iterable, or {system: runs} mapping) into `system, query, doc, score`."
+def _row_error(df: pd.DataFrame, i: int, arg: str, what: str, keys) -> ValueError:
+    "One error naming the argument, what is wrong and the row's key values."
+    r = df.iloc[i]
+    where = ", ".join(f"{k} {r[k]!r}" for k in keys if k in df.columns and not (r[k] is None or r[k] != r[k]))
+    return ValueError(f"{arg}: {what}" + (f" for {where}" if where else "") + f" (row {i})")
+
+def _check_keys(df: pd.DataFrame, keys, arg: str):
+    "Refuse a missing (None/NaN) value in a key column, naming the argument and the row."
+    for c in keys:
+        if c in df.columns:
+            null = df[c].isna().to_numpy()
+            if null.any(): raise _row_error(df, int(np.flatnonzero(null)[0]), arg, f"{c} is missing (None/NaN)", keys)
+
+def _numbers(df: pd.DataFrame, col: str, arg: str, keys) -> np.ndarray:
+    "A column as float64, refusing a value that is not a number or NaN (naming the argument and the row)."
+    try: v = pd.to_numeric(df[col], errors="raise")
+    except (ValueError, TypeError):
+        v = pd.to_numeric(df[col], errors="coerce")
+        i = int(np.flatnonzero(v.isna().to_numpy() & df[col].notna().to_numpy())[0])
+        raise _row_error(df, i, arg, f"{col} {df[col].iloc[i]!r} is not a number", keys) from None
+    v = np.asarray(v, dtype=np.float64)
+    if np.isnan(v).any(): raise _row_error(df, int(np.flatnonzero(np.isnan(v))[0]), arg, f"{col} is NaN", keys)
+    return v
+
+def _nested(obj) -> bool:
+    "Whether a mapping is pytrec_eval / ranx style `{query: {doc: value}}` (values: mappings of non-mappings)."
+    if not obj or not all(isinstance(v, Mapping) for v in obj.values()): return False
+    for v in obj.values():
+        for w in v.values(): return not isinstance(w, (Mapping, pd.DataFrame))
+    return True          # every inner mapping empty: queries with no documents
+
+def _dict_frame(obj: Mapping, value: str, arg: str) -> pd.DataFrame:
+    "`{query: {doc: value}}` as a frame `query, doc, <value>` (keys kept as given, checked by the caller)."
+    qs, ds, vs = [], [], []
+    for q, inner in obj.items():
+        if not isinstance(inner, Mapping):
+            raise TypeError(f"{arg}: query {q!r} maps to {type(inner).__name__}, expected {{doc: {value}}}")
+        qs.extend([q] * len(inner)); ds.extend(inner.keys()); vs.extend(inner.values())
+    return pd.DataFrame({"query": pd.Series(qs, dtype=object), "doc": pd.Series(ds, dtype=object),
+                         value: pd.Series(vs, dtype=object)})
+
+def _ranx(obj):
+    "A ranx `Run` / `Qrels` as its dict (a run keeps its name), anything else unchanged."
+    if type(obj).__module__.split(".")[0] == "ranx" and hasattr(obj, "to_dict"):
+        name = getattr(obj, "name", None)
+        return (obj.to_dict(), name) if type(obj).__name__ == "Run" else (obj.to_dict(), None)
+    return obj, None
+
+def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {doc: score}}`, `{system: runs}`, ranx Run, or a path
+            system: str = "run",        # the system name where the input holds none
+            duplicates: str = "error",  # a repeated (system, query, doc): 'error' or keep the 'first'
+           ) -> pd.DataFrame:
+    "Coerce runs into the checked runs DataFrame `system, query, doc, score` (same checks as files)."
     if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
-    if isinstance(runs, Mapping):
-        return pd.concat([as_runs(v, str(k), duplicates).assign(system=str(k)) for k, v in runs.items()],
-                         ignore_index=True)
-    df = _frame(runs)
+    if isinstance(runs, (str, os.PathLike)): return read_runs(runs, duplicates=duplicates)
+    runs, name = _ranx(runs)
+    if name: system = str(name)
+    if isinstance(runs, Mapping) and not _nested(runs):
+        if not runs: raise ValueError("runs: empty mapping, no systems")
+        return _mark_unique(pd.concat([as_runs(v, str(k), duplicates).assign(system=str(k)) for k, v in runs.items()],
+                                      ignore_index=True))
+    df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs)
     if "system" not in df.columns: df = df.assign(system=system)
     missing = {"query", "doc", "score"} - set(df.columns)
     if missing: raise ValueError(f"runs lack column(s) {sorted(missing)}; expected system, query, doc, score")
-    df = df[RUN_COLUMNS].copy()
-    for c in ("system", "query", "doc"): df[c] = df[c].astype(str)
-    df["score"] = pd.to_numeric(df["score"], errors="raise").astype(np.float64)
-    if df["score"].isna().any(): raise ValueError("runs: NaN score in row %d" % int(np.flatnonzero(df["score"].isna())[0]))
+    df = df[RUN_COLUMNS]
+    _check_keys(df, RUN_COLUMNS[:3], "runs")
+    score = _numbers(df, "score", "runs", RUN_COLUMNS[:3])
+    df = pd.DataFrame({c: df[c].astype(str) for c in RUN_COLUMNS[:3]} | {"score": score})
     return _mark_unique(_dedupe(df, "runs", duplicates, lambda: None))
 
-def as_qrels(qrels) -> pd.DataFrame:
-    "Coerce qrels (DataFrame or namedtuple iterable) into `query, doc, grade` (keeping `subtopic` if present)."
-    df = _frame(qrels)
+def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {doc: grade}}`, ranx Qrels, or a path
+            ) -> pd.DataFrame:
+    "Coerce qrels into the checked `query, doc, grade` (keeping `subtopic` if present; same checks as files)."
+    if isinstance(qrels, (str, os.PathLike)): return read_qrels(qrels)
+    qrels, _ = _ranx(qrels)
+    df = _dict_frame(qrels, "grade", "qrels") if isinstance(qrels, Mapping) else _frame(qrels)
     missing = {"query", "doc", "grade"} - set(df.columns)
     if missing: raise ValueError(f"qrels lack column(s) {sorted(missing)}; expected query, doc, grade")
     cols = ["query", "subtopic", "doc", "grade"] if "subtopic" in df.columns else ["query", "doc", "grade"]
-    df = df[cols].copy()
-    for c in cols[:-1]: df[c] = df[c].astype(str)
-    g = pd.to_numeric(df["grade"], errors="raise")
-    bad = np.flatnonzero((g != np.round(g)).to_numpy())
-    if len(bad): raise ValueError(f"qrels: non-integer grade {df['grade'].iloc[bad[0]]} in row {bad[0]}")
-    df["grade"] = g.astype(np.int64)
+    df = df[cols]
+    _check_keys(df, cols[:-1], "qrels")
+    g = _numbers(df, "grade", "qrels", cols[:-1])
+    bad = np.flatnonzero(g != np.round(g))
+    if len(bad): raise _row_error(df, int(bad[0]), "qrels", f"non-integer grade {float(g[bad[0]])!r}", cols[:-1])
+    bad = np.flatnonzero(np.abs(g) > MAX_GRADE)
+    if len(bad): raise _row_error(df, int(bad[0]), "qrels", _GRADE_RANGE.format(int(g[bad[0]])), cols[:-1])
+    df = pd.DataFrame({c: df[c].astype(str) for c in cols[:-1]} | {"grade": g.astype(np.int64)})
     return _check_qrels(df)
 
 # %% ../nbs/00_trec.ipynb #936b4342
@@ -661,6 +727,9 @@ def _qrels_codes(qrels: pd.DataFrame):
     key = tcode * max(len(judged), 1) + dcode
     o = np.argsort(key, kind="stable")
     k = key[o]
+    if "subtopic" not in qrels.columns and len(k) > 1 and (k[1:] == k[:-1]).any():
+        # a (topic, doc) given twice in a frame no reader checked: an error if the grades differ, else kept once
+        return _qrels_codes(_check_qrels(qrels, "qrels"))
     first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.int64)
     # for subtopic qrels: the largest grade over the subtopics
     gval = np.maximum.reduceat(q["grade"].to_numpy()[o], first) if len(k) else np.zeros(0, np.int64)
@@ -765,6 +834,21 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
 
 
 # %% ../nbs/00_trec.ipynb #42ca72a5
+def _check_runs_frame(runs: pd.DataFrame):
+    "The checks of a file for a runs frame no reader produced: no missing system, query or doc, no NaN score."
+    _check_keys(runs, RUN_COLUMNS[:3], "runs")
+    nan = np.isnan(runs["score"].to_numpy())
+    if nan.any(): raise _row_error(runs, int(np.flatnonzero(nan)[0]), "runs", "score is NaN", RUN_COLUMNS[:3])
+
+def _check_qrels_frame(qrels: pd.DataFrame):
+    "The checks of a file for a qrels frame: no missing query, doc or subtopic, grades within int16."
+    keys = [c for c in ("query", "subtopic", "doc") if c in qrels.columns]
+    _check_keys(qrels, keys, "qrels")
+    g = qrels["grade"].to_numpy()
+    if len(g) and (g.min() < -MAX_GRADE or g.max() > MAX_GRADE):
+        i = int(np.flatnonzero(np.abs(g.astype(np.int64)) > MAX_GRADE)[0])
+        raise _row_error(qrels, i, "qrels", _GRADE_RANGE.format(int(g[i])), keys)
+
 def prepare(runs, qrels=None, score_dtype: str = "float32", keep_runs: bool = True) -> Campaign:
     "Encode `(runs, qrels)` once into a `Campaign`; a `Campaign` is returned as it is."
     if isinstance(runs, Campaign):
@@ -772,9 +856,13 @@ def prepare(runs, qrels=None, score_dtype: str = "float32", keep_runs: bool = Tr
             raise ValueError("got a Campaign and qrels: a Campaign already holds its qrels")
         return runs
     if qrels is None: raise ValueError("qrels are required unless a Campaign is given")
-    runs = runs if _is_runs_frame(runs) else as_runs(runs)
-    qrels = qrels if (isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns)
-                      and qrels["grade"].dtype.kind == "i") else as_qrels(qrels)
+    if _is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
+        if not _is_marked(runs): _check_runs_frame(runs)
+    else: runs = as_runs(runs)
+    if isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns) and qrels["grade"].dtype.kind == "i":
+        _check_qrels_frame(qrels)       # (a conflicting or repeated judgment is found while coding it)
+        if "subtopic" in qrels.columns: qrels = _check_qrels(qrels, "qrels")
+    else: qrels = as_qrels(qrels)
     return _encode(runs, qrels, score_dtype, keep_runs)
 
 # %% ../nbs/00_trec.ipynb #577dbdc4

@@ -388,7 +388,7 @@ def test_more_bad_lines(tmp_path):
     f = tmp_path / "u"
     f.write_bytes(b"1 Q0 a 1 0.5 t\n1 Q0 \xff\xfe 2 0.4 t\n")
     with pytest.raises(TrecFormatError, match=r"u:2: the line is not valid UTF-8"): read_run(f)
-    with pytest.raises(ValueError, match=r"non-integer grade 1\.5 in row 1"):
+    with pytest.raises(ValueError, match=r"qrels: non-integer grade 1\.5 for query '1', doc 'b' \(row 1\)"):
         as_qrels(pd.DataFrame({"query": ["1", "1"], "doc": ["a", "b"], "grade": [1, 1.5]}))
     with pytest.raises(ValueError, match="either system= or tag"): read_run(tmp_path / "missing", system="x", tag=True)
 

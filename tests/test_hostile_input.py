@@ -1,0 +1,110 @@
+"""Hostile input, odd files and big lists: every case gives one clear error naming the file (and line) or the
+argument, never a silent change (issue 14, part 3)."""
+import gzip
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from irinnov.trec import (NO_GRADE, TrecFormatError, as_qrels, as_runs, prepare, read_qrels, read_run, read_runs)
+
+
+# --- trec_eval 10.0 comment lines ----------------------------------------------------------------------------
+
+def test_comment_lines_are_skipped_only_on_request_and_keep_line_numbers(tmp_path):
+    f = tmp_path / "input.c"
+    f.write_text("# header\n1 Q0 a 1 2 c\n\t# indented note\n1 Q0 b#x 2 1 c\n")
+    assert read_run(f, comments=True).doc.tolist() == ["a", "b#x"]
+    with pytest.raises(TrecFormatError, match=r"input\.c:1: expected 6 columns"): read_run(f)
+    f.write_text("# header\n1 Q0 a 1 2 c\n# note\n1 Q0 b 2 oops c\n")
+    with pytest.raises(TrecFormatError, match=r"input\.c:4: score 'oops'"): read_run(f, comments=True)
+    q = tmp_path / "qrels"
+    q.write_text("#c\n1 0 a 1\n#c\n1 0 a 2\n")
+    with pytest.raises(TrecFormatError, match=r"qrels:4: query '1', doc 'a' judged twice"): read_qrels(q, comments=True)
+
+
+# --- pytrec_eval / ranx dict-of-dicts and paths ---------------------------------------------------------------
+
+def test_dict_of_dicts_equals_the_same_file(tmp_path):
+    run = {"q1": {"d1": 1.5, "d2": 0.5, "d3": 0.5}, "q2": {"d9": 2.0}}
+    qrels = {"q1": {"d1": 1, "d3": 2}, "q2": {"d8": 1}}
+    f, g = tmp_path / "input.r", tmp_path / "qrels"
+    f.write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, ds in run.items() for d, s in ds.items()))
+    g.write_text("".join(f"{q} 0 {d} {v}\n" for q, ds in qrels.items() for d, v in ds.items()))
+    a, b = prepare(as_runs(run, system="r"), qrels), prepare(read_run(f), read_qrels(g))
+    for k in ("docs", "grades", "scores", "lengths"): np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
+    c = prepare(str(f), str(g))                       # paths, read by the readers
+    np.testing.assert_array_equal(c.grades, b.grades)
+    several = as_runs({"x": run, "y": {"q1": {"d1": 1.0}}})
+    assert sorted(set(several.system)) == ["x", "y"] and len(several) == 5
+
+
+@pytest.mark.parametrize("bad, msg", [
+    ({"q1": {"d1": 1.0, "d2": float("nan")}}, r"runs: score is NaN for system 'run', query 'q1', doc 'd2'"),
+    ({"q1": {None: 1.0}}, r"runs: doc is missing \(None/NaN\) for system 'run', query 'q1'"),
+    ({"q1": {"d1": None}}, r"runs: score is NaN for system 'run', query 'q1', doc 'd1'"),
+    ({"q1": {"d1": "high"}}, r"runs: score 'high' is not a number for system 'run', query 'q1', doc 'd1'"),
+    ({1: {"d1": 1.0}, "1": {"d1": 2.0}}, r"duplicate run entry for system 'run', query '1', doc 'd1'"),
+])
+def test_bad_run_dicts_name_the_argument_query_and_doc(bad, msg):
+    with pytest.raises(ValueError, match=msg): as_runs(bad)
+
+
+@pytest.mark.parametrize("bad, msg", [
+    ({"q1": {"d1": 1.5}}, r"qrels: non-integer grade 1\.5 for query 'q1', doc 'd1'"),
+    ({"q1": {"d1": None}}, r"qrels: grade is NaN for query 'q1', doc 'd1'"),
+    ({"q1": {None: 1}}, r"qrels: doc is missing"),
+    ({"1": {"d1": 1}, 1: {"d1": 2}}, r"qrels: query '1', doc 'd1' judged twice with different grades"),
+    ({"q1": {"d1": 40000}}, r"qrels: grade 40000 is outside"),
+])
+def test_bad_qrels_dicts_name_the_argument_query_and_doc(bad, msg):
+    with pytest.raises(ValueError, match=msg): as_qrels(bad)
+
+
+# --- the DataFrame fast path gets the checks of a file -----------------------------------------------------------
+
+def _frames():
+    runs = pd.DataFrame({"system": ["s"] * 3, "query": ["q1"] * 3, "doc": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    qrels = pd.DataFrame({"query": ["q1", "q1"], "doc": ["a", "c"], "grade": [1, 2]})
+    return runs, qrels
+
+def test_runs_frame_with_nan_score_or_missing_doc_is_refused():
+    runs, qrels = _frames()
+    with pytest.raises(ValueError, match=r"runs: score is NaN for system 's', query 'q1', doc 'b' \(row 1\)"):
+        prepare(runs.assign(score=[3.0, np.nan, 1.0]), qrels)
+    with pytest.raises(ValueError, match=r"runs: doc is missing \(None/NaN\) for system 's', query 'q1' \(row 2\)"):
+        prepare(runs.assign(doc=["a", "b", None]), qrels)
+    with pytest.raises(ValueError, match=r"runs: query is missing"):
+        prepare(runs.astype({"query": object}).assign(query=["q1", None, "q1"]), qrels)
+
+def test_qrels_frame_with_conflicting_grades_or_missing_doc_is_refused():
+    runs, qrels = _frames()
+    conflict = pd.concat([qrels, pd.DataFrame({"query": ["q1"], "doc": ["a"], "grade": [0]})], ignore_index=True)
+    with pytest.raises(ValueError, match=r"qrels: query 'q1', doc 'a' judged twice with different grades"):
+        prepare(runs, conflict)
+    with pytest.raises(ValueError, match=r"qrels: doc is missing"):
+        prepare(runs, qrels.astype({"doc": object}).assign(doc=["a", None]))
+    repeat = pd.concat([qrels, qrels.iloc[:1]], ignore_index=True)
+    with pytest.warns(UserWarning, match="repeated qrels"): c = prepare(runs, repeat)
+    assert c.grades[0, 0].tolist() == [1, NO_GRADE, 2] and len(c.qrels) == 2
+
+
+# --- grades outside int16: refused with file:line, never wrapped -------------------------------------------------
+
+@pytest.mark.parametrize("grade", [40000, 65536, -40000, 2 ** 40])
+def test_grades_outside_int16_are_refused_with_file_and_line(tmp_path, grade):
+    q = tmp_path / "qrels"
+    q.write_text(f"1 0 a 1\n1 0 b {grade}\n")
+    with pytest.raises(TrecFormatError, match=rf"qrels:2: grade {grade} is outside"): read_qrels(q)
+    runs, _ = _frames()
+    with pytest.raises(ValueError, match=rf"qrels: grade {grade} is outside .* for query '1', doc 'b' \(row 1\)"):
+        prepare(runs, pd.DataFrame({"query": ["1", "1"], "doc": ["a", "b"], "grade": [1, grade]}))
+
+def test_largest_int16_grades_are_kept_exactly(tmp_path):
+    q = tmp_path / "qrels"
+    q.write_text("q1 0 a 32767\nq1 0 c -32767\n")
+    runs, _ = _frames()
+    c = prepare(runs, read_qrels(q))
+    assert c.grades[0, 0].tolist() == [32767, NO_GRADE, -32767]
