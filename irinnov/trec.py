@@ -12,6 +12,7 @@ import re
 import threading
 import warnings
 import weakref
+import zlib
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,9 +25,9 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 # %% auto #0
-__all__ = ['RUN_COLUMNS', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_GRADE', 'progress', 'TrecFormatError', 'system_name', 'read_run',
-           'read_runs', 'read_qrels', 'as_runs', 'as_qrels', 'order_runs', 'tie_report', 'write_run', 'Campaign',
-           'prepare']
+__all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_GRADE', 'progress', 'TrecFormatError',
+           'system_name', 'read_run', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels', 'order_runs', 'tie_report',
+           'write_run', 'Campaign', 'prepare']
 
 # %% ../nbs/00_trec.ipynb #cf1c2b52
 def progress(iterable=None, total=None, desc: str | None = None, **kw):
@@ -55,12 +56,51 @@ _POOL = pa.system_memory_pool()
 
 _BUF = threading.local()       # per thread: the buffer its last plain file was read into
 
-def _read_bytes(path) -> bytes | bytearray:
-    "The bytes of a plain or gzip file (gzip detected by magic number, not by name)."
+MAX_FILE_BYTES = 4 << 30     # default cap on one input file's (decompressed) size: 4 GiB
+
+def _max_bytes(max_bytes: int | None) -> int:
+    "The cap on a file's decompressed size: the argument, else $IRINNOV_MAX_FILE_BYTES, else `MAX_FILE_BYTES`."
+    if max_bytes is None:
+        env = os.environ.get("IRINNOV_MAX_FILE_BYTES")
+        if env is None: return MAX_FILE_BYTES
+        try: max_bytes = int(float(env))
+        except ValueError: raise ValueError(f"IRINNOV_MAX_FILE_BYTES={env!r} is not a number of bytes") from None
+    if max_bytes < 1: raise ValueError(f"max_bytes must be ≥ 1, not {max_bytes}")
+    return int(max_bytes)
+
+def _too_big(path, cap: int, what: str = "holds") -> TrecFormatError:
+    return TrecFormatError(path, None, f"{what} more than {cap:,} bytes; raise the cap with max_bytes= or "
+                                       "IRINNOV_MAX_FILE_BYTES if this file is meant to be that big")
+
+def _gunzip(path, buf, cap: int) -> bytes:
+    "Every gzip member of `buf`, decompressed and checked (CRC, length, truncation, trailing bytes), at most `cap` bytes."
+    out, data = [], memoryview(buf)
+    total = 0
+    while True:
+        d = zlib.decompressobj(31)
+        try: part = d.decompress(data, cap - total + 1)      # output stops one byte past the cap: a bomb stops there
+        except zlib.error as e: raise TrecFormatError(path, None, f"corrupt gzip data ({e})") from None
+        total += len(part)
+        if total > cap: raise _too_big(path, cap, "decompresses to")
+        out.append(part)
+        if not d.eof:
+            if d.unconsumed_tail: raise _too_big(path, cap, "decompresses to")
+            raise TrecFormatError(path, None, "truncated gzip file (the compressed data ends early)")
+        data = d.unused_data
+        if not data or not any(data): break                   # end, or zero padding (as gzip itself accepts)
+        if data[:2] != b"\x1f\x8b":
+            raise TrecFormatError(path, None, f"{len(data)} bytes of trailing garbage after the gzip data")
+        data = memoryview(data)
+    return out[0] if len(out) == 1 else b"".join(out)
+
+def _read_bytes(path, max_bytes: int | None = None) -> bytes | bytearray:
+    "The bytes of a plain or gzip file (gzip detected by magic number, not by name), at most `max_bytes` of them."
     # A file of up to 16 MB is read into a buffer that the thread reuses for its next file (what is returned is
     # valid until then): a fresh 2 MB buffer per file cost page faults (100 files: 0.03-0.10 s instead of 0.02 s).
+    cap = _max_bytes(max_bytes)
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
+        if size > cap: raise _too_big(path, cap)
         buf = getattr(_BUF, "data", None) if size <= 1 << 24 else None
         try:
             if buf is None: buf = bytearray(size)
@@ -70,9 +110,10 @@ def _read_bytes(path) -> bytes | bytearray:
             buf = bytearray(size)
         n = f.readinto(buf)
         if n < size: del buf[n:]
-        buf += f.read()          # what fstat did not count (a file grown since, a pipe)
+        buf += f.read(cap + 1 - len(buf))   # what fstat did not count (a file grown since, a pipe, /dev/zero): capped
+        if len(buf) > cap: raise _too_big(path, cap)
     if size <= 1 << 24: _BUF.data = buf
-    return gzip.decompress(buf) if buf[:2] == b"\x1f\x8b" else buf
+    return _gunzip(path, buf, cap) if buf[:2] == b"\x1f\x8b" else buf
 
 def _single_separators(a: np.ndarray, sep: int, step: int = 1 << 17) -> bool:
     "Whether every `sep` byte sits between two bytes that are neither `sep` nor a newline (no empty column)."
@@ -128,9 +169,9 @@ def _strip_comments(data):
     return re.sub(rb"(?m)^[ \t\r\f\v]*#[^\n]*", b"", bytes(data))
 
 def _read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None,
-                  comments: bool = False) -> tuple[pa.Table, bytes]:
+                  comments: bool = False, max_bytes: int | None = None) -> tuple[pa.Table, bytes]:
     "Parse a whitespace-separated file into a pyarrow table, or raise a precise `TrecFormatError`."
-    data = _read_bytes(path)
+    data = _read_bytes(path, max_bytes)
     if comments: data = _strip_comments(data)
     data, delim = _normalise_ws(data)
     if not data or data.isspace():     # (isspace stops at the first other byte; strip would copy the file)
@@ -219,11 +260,12 @@ _RUN_NAMES = ["query", "q0", "doc", "rank", "score", "tag"]
 _RUN_TYPES = {"query": pa.large_string(), "q0": pa.string(), "doc": pa.large_string(), "rank": pa.string(),
               "score": pa.float64(), "tag": pa.large_string()}
 
-def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False) -> dict:
+def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False, max_bytes: int | None = None) -> dict:
     "One run file's checked columns: `query`, `doc` (and `tag` if `name` is None) as Arrow large strings, `score`."
     tag = name is None
     tbl, data = _read_columns(path, _RUN_NAMES, _RUN_TYPES, {4: "float"}, "run",
-                              include=["query", "doc", "score"] + (["tag"] if tag else []), comments=comments)
+                              include=["query", "doc", "score"] + (["tag"] if tag else []), comments=comments,
+                              max_bytes=max_bytes)
     cols = {k: _one_chunk(tbl.column(k)) for k in tbl.column_names}
     if pc.any(pc.is_nan(cols["score"])).as_py():
         _check_lines(path, data, 6, {4: "float"}, "run")
@@ -240,13 +282,14 @@ def read_run(path,                      # a TREC run file, plain or gzip
              duplicates: str = "error",  # a repeated (query, doc): 'error' or keep the 'first'
              *,
              comments: bool = False,     # skip lines whose first non-blank character is `#` (trec_eval 10.0)
+             max_bytes: int | None = None,  # refuse a file larger than this once decompressed (default 4 GiB, $IRINNOV_MAX_FILE_BYTES)
             ) -> pd.DataFrame:
     "Read one TREC run file (plain or .gz) into a runs DataFrame `system, query, doc, score`."
     if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
     if tag and system is not None: raise ValueError("give either system= or tag=True, not both")
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such run file")
     name = None if tag else (system if system is not None else system_name(path))
-    cols = _run_arrays(path, name, duplicates, comments)
+    cols = _run_arrays(path, name, duplicates, comments, max_bytes)
     n = len(cols["score"])
     return _mark_unique(_runs_frame(cols["tag"] if tag else _constant(name, n), cols["query"], cols["doc"],
                                     cols["score"].to_numpy()))
@@ -290,14 +333,28 @@ def _run_files(spec) -> list:
     p = Path(spec)
     if p.is_file(): return [p]
     if p.is_dir():
-        files = sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
+        entries = sorted(q for q in p.iterdir() if not q.name.startswith("."))
+        for q in entries:          # an entry that is neither a file nor a folder would change the campaign unseen
+            if not q.is_file() and not q.is_dir(): raise TrecFormatError(q, None, _odd_entry(q))
+        files = [q for q in entries if q.is_file()]
         if not files: raise FileNotFoundError(f"{spec}: directory holds no run files")
         return files
     if any(c in str(spec) for c in "*?["):
-        files = sorted(Path(q) for q in _glob.glob(str(spec)) if Path(q).is_file())
+        entries = sorted(Path(q) for q in _glob.glob(str(spec)))
+        for q in entries:
+            if not q.is_file() and not q.is_dir(): raise TrecFormatError(q, None, _odd_entry(q).replace("run directory", "glob's matches"))
+        files = [q for q in entries if q.is_file()]
         if not files: raise FileNotFoundError(f"{spec}: no run files match")
         return files
     raise FileNotFoundError(f"{spec}: no such run file")
+
+def _odd_entry(q: Path) -> str:
+    "What a directory entry that is not a regular file or a folder is."
+    import stat
+    if q.is_symlink() and not q.exists(): return f"dangling symbolic link (to {os.readlink(q)}) in a run directory; remove it or fix its target"
+    m = os.stat(q).st_mode
+    kind = "a FIFO" if stat.S_ISFIFO(m) else "a socket" if stat.S_ISSOCK(m) else "a device" if (stat.S_ISCHR(m) or stat.S_ISBLK(m)) else "not a regular file"
+    return f"{kind} in a run directory, not a run file; move it out of the directory"
 
 def _run_paths(paths) -> list:
     if isinstance(paths, (str, os.PathLike)): return _run_files(paths)
@@ -315,6 +372,7 @@ def read_runs(paths,                     # a list of run files, a directory or a
               threads: int | None = None,# reading threads (default: the cores, at most 4)
               *,
               comments: bool = False,    # skip lines whose first non-blank character is `#` (trec_eval 10.0)
+              max_bytes: int | None = None,  # refuse a file larger than this once decompressed (default 4 GiB, $IRINNOV_MAX_FILE_BYTES)
              ) -> pd.DataFrame:
     "Read many run files (a list of paths, a directory, or a glob) into one runs DataFrame."
     files = _run_paths(paths)
@@ -327,7 +385,7 @@ def read_runs(paths,                     # a list of run files, a directory or a
             names[n] = f
     def one(f):
         if not os.path.exists(f): raise FileNotFoundError(f"{f}: no such run file")
-        return _run_arrays(f, None if tag else system_name(f), duplicates, comments)
+        return _run_arrays(f, None if tag else system_name(f), duplicates, comments, max_bytes)
     with ThreadPoolExecutor(threads) as ex:
         parts = list(ex.map(one, files))
     # one frame over the files' own Arrow strings (no copy); the scores copied once, into one array
@@ -357,12 +415,13 @@ def read_qrels(path,                  # a TREC qrels file, plain or gzip
                subtopics: bool = False,  # column 2 holds subtopic ids (diversity qrels): keep it as `subtopic`
                *,
                comments: bool = False,   # skip lines whose first non-blank character is `#` (trec_eval 10.0)
+               max_bytes: int | None = None,  # refuse a file larger than this once decompressed (default 4 GiB, $IRINNOV_MAX_FILE_BYTES)
               ) -> pd.DataFrame:
     "Read a TREC qrels file (plain or .gz) into `query, doc, grade` (plus `subtopic` with `subtopics=True`)."
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such qrels file")
     names = ["query", "iter", "doc", "grade"]
     types = {"query": pa.string(), "iter": pa.string(), "doc": pa.string(), "grade": pa.int64()}
-    tbl, data = _read_columns(path, names, types, {3: "int"}, "qrels", comments=comments)
+    tbl, data = _read_columns(path, names, types, {3: "int"}, "qrels", comments=comments, max_bytes=max_bytes)
     grade = tbl.column("grade").to_numpy().astype(np.int64)
     out = np.flatnonzero(np.abs(grade) > MAX_GRADE)
     if len(out): raise TrecFormatError(path, int(_line_numbers(data)[out[0]]), _GRADE_RANGE.format(int(grade[out[0]])))

@@ -108,3 +108,72 @@ def test_largest_int16_grades_are_kept_exactly(tmp_path):
     runs, _ = _frames()
     c = prepare(runs, read_qrels(q))
     assert c.grades[0, 0].tolist() == [32767, NO_GRADE, -32767]
+
+
+# --- odd files: corrupt gzip, size caps, odd directory entries ---------------------------------------------------
+
+_GOOD = b"1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n"
+_GZ = gzip.compress(_GOOD)
+
+@pytest.mark.parametrize("name, data, msg", [
+    ("truncated.gz", _GZ[:-5], "truncated gzip file"),
+    ("header.gz", _GZ[:6], "truncated gzip file"),
+    ("crc.gz", _GZ[:-8] + bytes(4) + _GZ[-4:], "corrupt gzip data .*incorrect data check"),
+    ("length.gz", _GZ[:-4] + b"\x01\x02\x03\x04", "corrupt gzip data .*incorrect length check"),
+    ("deflate.gz", _GZ[:10] + b"\xff" * 6 + _GZ[16:], "corrupt gzip data"),
+    ("trailing.gz", _GZ + b"garbage", "7 bytes of trailing garbage after the gzip data"),
+])
+def test_corrupt_gzip_names_the_file(tmp_path, name, data, msg):
+    f = tmp_path / name
+    f.write_bytes(data)
+    with pytest.raises(TrecFormatError, match=rf"{name}: {msg}"): read_run(f)
+    with pytest.raises(TrecFormatError, match=rf"{name}: {msg}"): read_qrels(f)
+
+def test_gzip_padding_and_several_members_read_as_gzip_reads_them(tmp_path):
+    f = tmp_path / "ok.gz"
+    f.write_bytes(_GZ + gzip.compress(b"2 Q0 a 1 1 r\n") + bytes(16))
+    assert read_run(f).to_dict("list") == {"system": ["ok"] * 3, "query": ["1", "1", "2"], "doc": ["a", "b", "a"],
+                                           "score": [2.0, 1.0, 1.0]}
+    assert gzip.decompress(f.read_bytes()).count(b"\n") == 3          # the oracle: Python's gzip
+
+def test_gzip_bomb_and_endless_file_stop_at_the_cap(tmp_path, monkeypatch):
+    bomb = tmp_path / "bomb.gz"
+    bomb.write_bytes(gzip.compress(bytes(8 << 20)))
+    with pytest.raises(TrecFormatError, match=r"bomb\.gz: decompresses to more than 1,048,576 bytes"):
+        read_run(bomb, max_bytes=1 << 20)
+    with pytest.raises(TrecFormatError, match=r"/dev/zero: holds more than 65,536 bytes"):
+        read_run("/dev/zero", max_bytes=1 << 16)
+    with pytest.raises(TrecFormatError, match=r"/dev/zero: holds more than 4,096 bytes"):
+        read_qrels("/dev/zero", max_bytes=4096)
+    monkeypatch.setenv("IRINNOV_MAX_FILE_BYTES", "100000")
+    with pytest.raises(TrecFormatError, match=r"bomb\.gz: decompresses to more than 100,000 bytes"): read_runs([bomb])
+    monkeypatch.setenv("IRINNOV_MAX_FILE_BYTES", "lots")
+    with pytest.raises(ValueError, match="IRINNOV_MAX_FILE_BYTES='lots'"): read_run(bomb)
+    monkeypatch.delenv("IRINNOV_MAX_FILE_BYTES")
+    small = tmp_path / "input.s"
+    small.write_bytes(_GOOD)
+    assert len(read_run(small, max_bytes=len(_GOOD))) == 2               # exactly at the cap is fine
+    with pytest.raises(TrecFormatError, match="holds more than"): read_run(small, max_bytes=len(_GOOD) - 1)
+
+def test_dangling_symlink_or_fifo_in_a_run_directory_is_refused_with_its_path(tmp_path):
+    d = tmp_path / "runs"
+    d.mkdir()
+    (d / "input.a").write_bytes(_GOOD.replace(b" r\n", b" a\n"))
+    (d / "sub").mkdir()                                                  # folders are not runs: skipped
+    (d / ".hidden").write_text("x")
+    assert read_runs(d).system.unique().tolist() == ["a"]
+    os.symlink(tmp_path / "missing", d / "input.b")
+    with pytest.raises(TrecFormatError, match=r"runs/input\.b: dangling symbolic link"): read_runs(d)
+    with pytest.raises(TrecFormatError, match=r"runs/input\.b: dangling symbolic link"): read_runs(str(d / "input.*"))
+    os.remove(d / "input.b")
+    os.mkfifo(d / "input.c")
+    with pytest.raises(TrecFormatError, match=r"runs/input\.c: a FIFO in a run directory"): read_runs(d)
+
+def test_cli_reports_a_corrupt_gzip_in_one_line(tmp_path, capsys):
+    from irinnov.cli import main
+    q, r = tmp_path / "qrels", tmp_path / "input.r.gz"
+    q.write_text("1 0 a 1\n")
+    r.write_bytes(_GZ[:-3])
+    code = main(["evaluate", str(q), str(r)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1 and "input.r.gz: truncated gzip file" in err[0]
