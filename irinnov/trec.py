@@ -813,7 +813,29 @@ def _judged_codes(da: pa.ChunkedArray, vs: pa.Array, a: int, b: int) -> np.ndarr
     return pc.coalesce(pc.index_in(da.slice(a, b - a), value_set=vs, memory_pool=_POOL),
                        pa.scalar(UNJUDGED, pa.int32()), memory_pool=_POOL).to_numpy()     # (read-only)
 
-def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool) -> Campaign:
+_CELL_BYTES = 4 + 2 + 8     # one ranked position in the dense arrays: doc code, grade, score
+
+def _dense_cap(max_dense_bytes: int | None) -> int:
+    "The cap on the dense arrays' size: the argument, else $IRINNOV_MAX_DENSE_BYTES, else half the machine's memory."
+    if max_dense_bytes is not None: return int(max_dense_bytes)
+    env = os.environ.get("IRINNOV_MAX_DENSE_BYTES")
+    if env is not None:
+        try: return int(float(env))
+        except ValueError: raise ValueError(f"IRINNOV_MAX_DENSE_BYTES={env!r} is not a number of bytes") from None
+    try: return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError): return 8 << 30
+
+def _no_common_topics(L: _Lists, topics: np.ndarray, disjoint: str):
+    "No run topic is in the qrels: most likely the wrong qrels file, so say it (or raise, or stay quiet)."
+    if disjoint == "ignore": return
+    msg = (f"no run topic is in the qrels: wrong qrels file? (runs: {len(L.queries)} topics such as "
+           f"{str(L.queries[0])!r}; qrels: {len(topics)} topics such as {str(topics[0]) if len(topics) else None!r}); "
+           "every list is empty for the qrels topics")
+    if disjoint == "error": raise ValueError(msg)
+    warnings.warn(msg, UserWarning, stacklevel=4)
+
+def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool, depth: int | None = None,
+            max_dense_bytes: int | None = None, disjoint: str = "warn") -> Campaign:
     L = _lists(runs, score_dtype)
     if len(L.systems) == 0: raise ValueError("no runs: a campaign needs at least one system")
     if not _is_marked(runs): _check_unique(runs, L)
@@ -821,12 +843,24 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
     S, Q, J = len(L.systems), len(topics), max(len(judged), 1)
     ltopic = pd.Index(topics).get_indexer(L.queries)[L.query]   # topic of each list, -1 if not in the qrels
     keep = ltopic >= 0                                          # the lists of qrels topics fill the arrays
-    D = int(L.lens[keep].max()) if keep.any() else 0
+    if not keep.any(): _no_common_topics(L, topics, disjoint)
+    longest = int(L.lens[keep].max()) if keep.any() else 0
+    # pad to the depth cut, not to the longest list; at least one (padding) column, so that reductions over ranks
+    # (argmax, any) stay defined when every list is empty
+    D = max(longest if depth is None else min(longest, depth), 1)
+    need, cap = S * Q * D * _CELL_BYTES, _dense_cap(max_dense_bytes)
+    if need > cap:
+        big = int(np.flatnonzero(keep)[np.argmax(L.lens[keep])]) if keep.any() else None
+        where = "" if big is None else (f": the longest list, system {str(L.systems[L.system[big]])!r} topic "
+                                        f"{str(L.queries[L.query[big]])!r}")
+        raise MemoryError(f"the campaign's dense arrays would take {need / 2**30:.3g} GiB ({S} systems × {Q} topics × "
+                          f"{D} ranks{where}); cut the lists with depth= (trec_eval -M), or raise the cap of "
+                          f"{cap / 2**30:.3g} GiB with max_dense_bytes= or IRINNOV_MAX_DENSE_BYTES")
     lengths = np.zeros((S, Q), np.int64)
-    lengths[L.system[keep], ltopic[keep]] = L.lens[keep]
+    lengths[L.system[keep], ltopic[keep]] = np.minimum(L.lens[keep], D)
     cell = L.system.astype(np.int64) * Q + ltopic               # (system, topic) cell of each list (if kept)
-    # all lists there and D long: every cell is written, no need to pre-fill PAD, NaN and NO_GRADE
-    every = int(keep.sum()) == S * Q and bool((L.lens[keep] == D).all())
+    # all lists there and at least D long: every cell is written, no need to pre-fill PAD, NaN and NO_GRADE
+    every = int(keep.sum()) == S * Q and bool((L.lens[keep] >= D).all())
     alloc = lambda dt, fill: np.empty(S * Q * D, dt) if every else np.full(S * Q * D, fill, dt)
     docs, scores, grades = alloc(np.int32, PAD), alloc(np.float64, np.nan), alloc(np.int16, NO_GRADE)
     # a judged (topic, doc)'s grade: a dense (topic, judged doc) table when that is small, else a sorted search
@@ -868,24 +902,26 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
         if kp.all() and (lens == D).all():    # whole rows of the (S·Q, D) arrays
             c = cell[l0:l1]
             for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr.reshape(S * Q, D)[c] = v.reshape(-1, D)
-        else:
-            flat = np.repeat(cell[l0:l1] * D - (L.starts[l0:l1] - a), lens) + np.arange(b - a)
-            m = np.repeat(kp, lens)
-            for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[flat[m]] = v[m]
+        else:                                 # position by position, those of kept lists above the depth cut
+            rank = np.arange(b - a) - np.repeat(L.starts[l0:l1] - a, lens)
+            m = np.repeat(kp, lens) & (rank < D)
+            flat = (np.repeat(cell[l0:l1] * D, lens) + rank)[m]
+            for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[flat] = v[m]
         t0, t1 = np.searchsorted(L.tie_pos, [a, b]) if L.in_place else (0, 0)
-        if t1 > t0:                           # each tied position takes its row's entries, from the same list
+        if t1 > t0:                           # each tied position takes its row's entries (a row of the same list)
             tp, tr = L.tie_pos[t0:t1], L.tie_rows[t0:t1]
             li = l0 + np.searchsorted(L.starts[l0:l1], tp, side="right") - 1
-            k = keep[li]
-            base = cell[li[k]] * D - L.starts[li[k]]
-            dst, src = base + tp[k], base + tr[k]
-            for arr in (docs, scores, grades): arr[dst] = arr[src]
+            k = keep[li] & (tp - L.starts[li] < D)
+            dst, src = cell[li[k]] * D + (tp[k] - L.starts[li[k]]), tr[k] - a
+            for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[dst] = v[src]
     ordered = None
     if keep_runs:
         def ordered():
             o = L.sorted_order()
-            out = runs.iloc[L.rows()[o]].reset_index(drop=True)
-            out["rank"] = L.rank0()[o] + 1
+            rank = L.rank0()[o] + 1
+            keep_rows = None if depth is None else rank <= depth
+            out = runs.iloc[L.rows()[o] if keep_rows is None else L.rows()[o][keep_rows]].reset_index(drop=True)
+            out["rank"] = rank if keep_rows is None else rank[keep_rows]
             return _mark_unique(out)
     return Campaign(L.systems, topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
                     lengths, judged, q, score_dtype, ordered)
@@ -908,12 +944,23 @@ def _check_qrels_frame(qrels: pd.DataFrame):
         i = int(np.flatnonzero(np.abs(g.astype(np.int64)) > MAX_GRADE)[0])
         raise _row_error(qrels, i, "qrels", _GRADE_RANGE.format(int(g[i])), keys)
 
-def prepare(runs, qrels=None, score_dtype: str = "float32", keep_runs: bool = True) -> Campaign:
+def prepare(runs,                             # runs (frame, file, dict, ...) or a `Campaign` (returned as it is, cut to `depth`)
+            qrels=None,                       # qrels (frame, file, dict, ...); None with a `Campaign`
+            score_dtype: str = "float32",     # compare scores as 'float32' (trec_eval 9.0.x) or 'float64'
+            keep_runs: bool = True,           # keep what `Campaign.runs` needs to rebuild the ordered runs frame
+            *,
+            depth: int | None = None,         # keep each list's top `depth` documents (trec_eval -M), cut while encoding
+            max_dense_bytes: int | None = None,  # refuse dense arrays larger than this (default: half the memory)
+            disjoint: str = "warn",           # no run topic in the qrels: 'warn', 'error' or 'ignore'
+           ) -> Campaign:
     "Encode `(runs, qrels)` once into a `Campaign`; a `Campaign` is returned as it is."
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise ValueError(f"depth must be a positive integer or None, not {depth!r}")
+    if disjoint not in ("warn", "error", "ignore"): raise ValueError(f"disjoint must be 'warn', 'error' or 'ignore', not {disjoint!r}")
     if isinstance(runs, Campaign):
         if qrels is not None and not isinstance(qrels, Campaign):
             raise ValueError("got a Campaign and qrels: a Campaign already holds its qrels")
-        return runs
+        return runs.truncate(depth)
     if qrels is None: raise ValueError("qrels are required unless a Campaign is given")
     if _is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
         if not _is_marked(runs): _check_runs_frame(runs)
@@ -922,7 +969,7 @@ def prepare(runs, qrels=None, score_dtype: str = "float32", keep_runs: bool = Tr
         _check_qrels_frame(qrels)       # (a conflicting or repeated judgment is found while coding it)
         if "subtopic" in qrels.columns: qrels = _check_qrels(qrels, "qrels")
     else: qrels = as_qrels(qrels)
-    return _encode(runs, qrels, score_dtype, keep_runs)
+    return _encode(runs, qrels, score_dtype, keep_runs, None if depth is None else int(depth), max_dense_bytes, disjoint)
 
 # %% ../nbs/00_trec.ipynb #577dbdc4
 def _relevant(self: Campaign, threshold: int = 1) -> np.ndarray:

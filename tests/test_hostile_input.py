@@ -177,3 +177,79 @@ def test_cli_reports_a_corrupt_gzip_in_one_line(tmp_path, capsys):
     code = main(["evaluate", str(q), str(r)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code != 0 and len(err) == 1 and "input.r.gz: truncated gzip file" in err[0]
+
+
+# --- campaigns: no topic in common, the depth cut while encoding, the dense-array cap ----------------------------
+
+def test_no_topic_in_common_warns_and_gives_empty_lists():
+    runs, _ = _frames()
+    other = pd.DataFrame({"query": ["x", "y"], "doc": ["a", "b"], "grade": [1, 1]})
+    with pytest.warns(UserWarning, match=r"no run topic is in the qrels: wrong qrels file\?"): c = prepare(runs, other)
+    assert c.docs.shape == (1, 2, 1) and (c.lengths == 0).all() and (c.grades == NO_GRADE).all()
+    with pytest.raises(ValueError, match="no run topic is in the qrels"): prepare(runs, other, disjoint="error")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prepare(runs, other, disjoint="ignore")
+        prepare(runs, pd.DataFrame({"query": ["q1", "y"], "doc": ["a", "b"], "grade": [1, 1]}))   # one in common: quiet
+
+
+def _brute(runs: pd.DataFrame, qrels: pd.DataFrame, depth):
+    "The dense arrays by plain Python sorting: score desc (float32), doc id desc; top `depth`."
+    systems, topics = sorted(set(runs.system)), sorted(set(qrels["query"]))
+    judged = sorted(set(qrels.doc))
+    code = {d: i for i, d in enumerate(judged)}
+    grade = {(q, d): g for q, d, g in qrels[["query", "doc", "grade"]].itertuples(index=False)}
+    lists = {}
+    for s, q, d, sc in runs[["system", "query", "doc", "score"]].itertuples(index=False):
+        lists.setdefault((s, q), []).append((d, sc))
+    n = {k: len(v) if depth is None else min(len(v), depth) for k, v in lists.items() if k[1] in topics}
+    D = max([1] + list(n.values()))
+    docs = np.full((len(systems), len(topics), D), -1)
+    grades = np.full((len(systems), len(topics), D), NO_GRADE)
+    for (s, q), v in lists.items():
+        if q not in topics: continue
+        v = sorted(v, key=lambda x: x[0], reverse=True)
+        v = sorted(v, key=lambda x: -float(np.float32(x[1])))        # stable: ties keep doc id descending
+        for r, (d, _) in enumerate(v[:n[s, q]]):
+            docs[systems.index(s), topics.index(q), r] = code.get(d, -2)
+            grades[systems.index(s), topics.index(q), r] = grade.get((q, d), NO_GRADE)
+    return docs, grades
+
+@pytest.mark.parametrize("seed", range(6))
+def test_depth_cut_while_encoding_equals_brute_force_and_truncate(seed):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in range(3):
+        for q in range(6):
+            for d in rng.choice(60, int(rng.integers(0, 40)), replace=False):
+                rows.append((f"s{s}", f"q{q}", f"d{d:02d}", float(rng.integers(0, 5)) / 4))
+    runs = pd.DataFrame(rows, columns=["system", "query", "doc", "score"])
+    if seed % 2: runs = runs.sample(frac=1, random_state=seed).reset_index(drop=True)   # the sorting path
+    qrels = pd.DataFrame([(f"q{q}", f"d{d:02d}", int(rng.integers(-1, 3))) for q in range(7)
+                          for d in rng.choice(60, 15, replace=False)], columns=["query", "doc", "grade"])
+    full = prepare(runs, qrels)
+    for depth in (1, 2, 5, 17, 39, 1000, None):
+        c = prepare(runs, qrels, depth=depth)
+        docs, grades = _brute(runs, qrels, depth)
+        np.testing.assert_array_equal(c.docs, docs)
+        np.testing.assert_array_equal(c.grades, grades)
+        t = full.truncate(depth)
+        np.testing.assert_array_equal(c.lengths, t.lengths)
+        np.testing.assert_array_equal(c.scores, t.scores)
+        pd.testing.assert_frame_equal(c.runs, t.runs)
+
+def test_depth_must_be_positive():
+    runs, qrels = _frames()
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="depth must be a positive integer"): prepare(runs, qrels, depth=bad)
+
+def test_dense_arrays_beyond_the_cap_are_refused_before_allocating(monkeypatch):
+    runs = pd.DataFrame({"system": "s", "query": ["q1"] * 5000 + ["q2"], "doc": [f"d{i}" for i in range(5001)],
+                         "score": np.arange(5001, 0, -1.0)})
+    qrels = pd.DataFrame({"query": ["q1", "q2"], "doc": ["d1", "d5000"], "grade": [1, 1]})
+    with pytest.raises(MemoryError, match=r"1 systems × 2 topics × 5000 ranks: the longest list, system 's' topic 'q1'"
+                                          r".*cut the lists with depth="):
+        prepare(runs, qrels, max_dense_bytes=100_000)
+    assert prepare(runs, qrels, depth=10, max_dense_bytes=1000).depth == 10
+    monkeypatch.setenv("IRINNOV_MAX_DENSE_BYTES", "1000")
+    with pytest.raises(MemoryError, match="IRINNOV_MAX_DENSE_BYTES"): prepare(runs, qrels)

@@ -358,8 +358,9 @@ def test_runs_of_topics_outside_the_qrels_are_ranked_per_query():
                                                           ["y", "c", 1], ["y", "d", 2]]
     pd.testing.assert_frame_equal(r, order_runs(runs))
     # no list of any qrels topic at all: an empty campaign, whose runs are still all there
-    c = prepare(runs[runs["query"] != "1"], qrels)
-    assert c.docs.shape == (1, 1, 0) and c.lengths.tolist() == [[0]] and len(c.runs) == 4
+    with pytest.warns(UserWarning, match="no run topic is in the qrels"): c = prepare(runs[runs["query"] != "1"], qrels)
+    # one padding column keeps reductions over ranks (argmax, any) defined
+    assert c.docs.shape == (1, 1, 1) and c.docs.tolist() == [[[PAD]]] and c.lengths.tolist() == [[0]] and len(c.runs) == 4
 
 
 def test_prepare_refuses_duplicates_in_frames():
