@@ -15,7 +15,8 @@ import weakref
 import zlib
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,9 +26,9 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 # %% auto #0
-__all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_GRADE', 'progress', 'TrecFormatError',
-           'system_name', 'read_run', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels', 'order_runs', 'tie_report',
-           'write_run', 'Campaign', 'prepare']
+__all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_GRADE', 'CACHE_SIZE', 'progress',
+           'TrecFormatError', 'system_name', 'read_run', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels', 'order_runs',
+           'tie_report', 'write_run', 'Campaign', 'clear_cache', 'prepare']
 
 # %% ../nbs/00_trec.ipynb #cf1c2b52
 def progress(iterable=None, total=None, desc: str | None = None, **kw):
@@ -914,21 +915,86 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
             k = keep[li] & (tp - L.starts[li] < D)
             dst, src = cell[li[k]] * D + (tp[k] - L.starts[li[k]]), tr[k] - a
             for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[dst] = v[src]
-    ordered = None
-    if keep_runs:
-        def ordered():
-            o = L.sorted_order()
-            rank = L.rank0()[o] + 1
-            keep_rows = None if depth is None else rank <= depth
-            out = runs.iloc[L.rows()[o] if keep_rows is None else L.rows()[o][keep_rows]].reset_index(drop=True)
-            out["rank"] = rank if keep_rows is None else rank[keep_rows]
-            return _mark_unique(out)
-    return Campaign(L.systems, topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
-                    lengths, judged, q, score_dtype, ordered)
+    c = Campaign(L.systems, topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
+                 lengths, judged, q, score_dtype, None)
+    return c, L
+
+def _ordered_fn(runs: pd.DataFrame, L: _Lists, depth: int | None):
+    "A function building the ordered runs frame (with `rank`, top `depth`) on first use."
+    def ordered():
+        o = L.sorted_order()
+        rank = L.rank0()[o] + 1
+        keep_rows = None if depth is None else rank <= depth
+        out = runs.iloc[L.rows()[o] if keep_rows is None else L.rows()[o][keep_rows]].reset_index(drop=True)
+        out["rank"] = rank if keep_rows is None else rank[keep_rows]
+        return _mark_unique(out)
+    return ordered
 
 
 
 # %% ../nbs/00_trec.ipynb #42ca72a5
+_CACHE: OrderedDict = OrderedDict()   # (id(runs), id(qrels), options) -> _Entry; the last few encodings
+CACHE_SIZE = 4                        # encodings kept for callers that pass the same (runs, qrels) frames again
+
+@dataclass
+class _Entry:
+    refs: tuple            # weak references to the runs and qrels frames
+    prints: tuple          # their fingerprints when encoded
+    campaign: Campaign     # the encoding (without its runs frame: the caller's frame is attached on each hit)
+    lists: _Lists          # the order, to rebuild the ordered runs frame
+    check: int             # checksum of the campaign's grades and docs (a caller that wrote into them invalidates it)
+
+def _fingerprint(df) -> tuple | None:
+    "What must be unchanged for an encoding of this frame to stand: its columns, the identity of its Arrow string "
+    "arrays (immutable), a CRC-32 of its numeric columns; None for a frame that cannot be fingerprinted cheaply."
+    if not isinstance(df, pd.DataFrame): return None
+    out = [tuple(map(str, df.columns)), len(df)]
+    for c in df.columns:
+        col = df[c]
+        if hasattr(getattr(col, "array", None), "__arrow_array__"):
+            out.append(col.array.__arrow_array__())        # the very Arrow array: compared with `is`
+        elif col.dtype.kind in "iufb":
+            a = np.ascontiguousarray(col.to_numpy())
+            out.append((a.dtype.str, zlib.crc32(memoryview(a).cast("B"))))
+        else: return None                                   # object columns can change in place unseen
+    return tuple(out)
+
+def _same(p1: tuple, p2: tuple) -> bool:
+    return len(p1) == len(p2) and all(a is b if isinstance(a, (pa.Array, pa.ChunkedArray)) else a == b
+                                      for a, b in zip(p1, p2))
+
+def _arrays_check(c: Campaign) -> int:
+    return zlib.crc32(memoryview(np.ascontiguousarray(c.docs)).cast("B"),
+                      zlib.crc32(memoryview(np.ascontiguousarray(c.grades)).cast("B")))
+
+def _cache_get(runs, qrels, opts) -> Campaign | None:
+    "The cached encoding of these very frames with these options, if they are unchanged since."
+    e = _CACHE.get((id(runs), id(qrels), opts))
+    if e is None or e.refs[0]() is not runs or e.refs[1]() is not qrels: return None
+    if not (_same(e.prints[0], _fingerprint(runs) or ()) and _same(e.prints[1], _fingerprint(qrels) or ())
+            and e.check == _arrays_check(e.campaign)):
+        _CACHE.pop((id(runs), id(qrels), opts), None)
+        return None
+    _CACHE.move_to_end((id(runs), id(qrels), opts))
+    keep_runs, depth = opts[1], opts[2]
+    return replace(e.campaign, runs_fn=_ordered_fn(runs, e.lists, depth) if keep_runs else None)
+
+def _cache_put(runs, qrels, opts, c: Campaign, L: _Lists):
+    "Remember an encoding of two frames (dropped when either frame is garbage-collected)."
+    if CACHE_SIZE < 1: return
+    prints = (_fingerprint(runs), _fingerprint(qrels))
+    if prints[0] is None or prints[1] is None: return
+    key = (id(runs), id(qrels), opts)
+    drop = lambda _, k=key: _CACHE.pop(k, None)
+    try: refs = (weakref.ref(runs, drop), weakref.ref(qrels, drop))
+    except TypeError: return
+    _CACHE[key] = _Entry(refs, prints, c, L, _arrays_check(c))
+    while len(_CACHE) > CACHE_SIZE: _CACHE.popitem(last=False)
+
+def clear_cache():
+    "Forget every cached encoding (they are also dropped when their frames are)."
+    _CACHE.clear()
+
 def _check_runs_frame(runs: pd.DataFrame):
     "The checks of a file for a runs frame no reader produced: no missing system, query or doc, no NaN score."
     _check_keys(runs, RUN_COLUMNS[:3], "runs")
@@ -962,6 +1028,11 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
             raise ValueError("got a Campaign and qrels: a Campaign already holds its qrels")
         return runs.truncate(depth)
     if qrels is None: raise ValueError("qrels are required unless a Campaign is given")
+    depth = None if depth is None else int(depth)
+    opts = (score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
+    hit = _cache_get(runs, qrels, opts)     # the same, unchanged frames encoded a moment ago (a naive caller)
+    if hit is not None: return hit
+    given = (runs, qrels)
     if _is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
         if not _is_marked(runs): _check_runs_frame(runs)
     else: runs = as_runs(runs)
@@ -969,7 +1040,9 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
         _check_qrels_frame(qrels)       # (a conflicting or repeated judgment is found while coding it)
         if "subtopic" in qrels.columns: qrels = _check_qrels(qrels, "qrels")
     else: qrels = as_qrels(qrels)
-    return _encode(runs, qrels, score_dtype, keep_runs, None if depth is None else int(depth), max_dense_bytes, disjoint)
+    c, L = _encode(runs, qrels, score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
+    if runs is given[0] and qrels is given[1]: _cache_put(runs, qrels, opts, c, L)   # frames used as they are
+    return replace(c, runs_fn=_ordered_fn(runs, L, depth) if keep_runs else None)
 
 # %% ../nbs/00_trec.ipynb #577dbdc4
 def _relevant(self: Campaign, threshold: int = 1) -> np.ndarray:

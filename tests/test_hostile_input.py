@@ -253,3 +253,48 @@ def test_dense_arrays_beyond_the_cap_are_refused_before_allocating(monkeypatch):
     assert prepare(runs, qrels, depth=10, max_dense_bytes=1000).depth == 10
     monkeypatch.setenv("IRINNOV_MAX_DENSE_BYTES", "1000")
     with pytest.raises(MemoryError, match="IRINNOV_MAX_DENSE_BYTES"): prepare(runs, qrels)
+
+
+# --- the naive caller's cache: the same unchanged frames are encoded once ----------------------------------------
+
+def test_cache_reuses_one_encoding_and_is_invalidated_by_any_change():
+    import gc
+    import irinnov.trec as trec
+    from irinnov.metrics import average_precision, ndcg
+    trec.clear_cache()
+    runs, qrels = _frames()
+    runs = as_runs(runs)
+    a, b = prepare(runs, qrels), prepare(runs, qrels)
+    assert a is not b and a.docs is b.docs and len(trec._CACHE) == 1           # one encoding, two campaign objects
+    pd.testing.assert_frame_equal(a.runs, b.runs)
+    assert prepare(runs, qrels, depth=2).depth == 2 and len(trec._CACHE) == 2   # other options: another entry
+    expected = [[1.0, NO_GRADE, 2]]
+    runs.loc[1, "score"] = 5.0                                                  # edited in place: re-encoded
+    c = prepare(runs, qrels)
+    assert c.docs is not a.docs and c.grades[0].tolist() == [[NO_GRADE, 1, 2]]
+    qrels.loc[0, "grade"] = 0                                                   # qrels edited in place
+    d = prepare(runs, qrels)
+    assert d.grades is not c.grades and d.grades[0].tolist() == [[NO_GRADE, 0, 2]]
+    d.grades[0, 0, 0] = 9                                                       # a caller wrote into the arrays
+    assert prepare(runs, qrels).grades[0].tolist() == [[NO_GRADE, 0, 2]]
+    runs["doc"] = ["a", "b", "x"]                                               # a column replaced
+    assert prepare(runs, qrels).grades[0].tolist() == [[NO_GRADE, 0, NO_GRADE]]
+    # the measures called one after another agree with a fresh encoding
+    fresh = prepare(runs.copy(), qrels.copy())
+    pd.testing.assert_frame_equal(average_precision(runs, qrels), average_precision(fresh))
+    pd.testing.assert_frame_equal(ndcg(runs, qrels), ndcg(fresh))
+    del runs, a, b, c, d, fresh
+    gc.collect()
+    assert len(trec._CACHE) == 0 or all(e.refs[0]() is not None for e in trec._CACHE.values())
+
+def test_cache_is_bounded_and_skips_object_columns():
+    import irinnov.trec as trec
+    trec.clear_cache()
+    frames = [as_runs(_frames()[0]) for _ in range(trec.CACHE_SIZE + 3)]
+    qrels = _frames()[1]
+    for f in frames: prepare(f, qrels)
+    assert len(trec._CACHE) == trec.CACHE_SIZE
+    trec.clear_cache()
+    obj = _frames()[0].astype({"doc": object})
+    prepare(obj, qrels)
+    assert len(trec._CACHE) == 0           # an object column can change in place unseen: never cached
