@@ -557,14 +557,23 @@ def _f32_desc_key(scores: np.ndarray) -> np.ndarray:
     asc = np.where(b & np.uint32(0x80000000), ~b, b | np.uint32(0x80000000))
     return ~asc
 
+def _encoded(arr) -> tuple[pa.Array, np.ndarray]:
+    "Dictionary encoding of a string array, chunked or not, without concatenating its chunks: (dictionary, indices)."
+    if isinstance(arr, pa.ChunkedArray) and arr.num_chunks != 1:
+        if arr.num_chunks == 0: return pa.array([], arr.type), np.zeros(0, np.int32)
+        enc = pc.dictionary_encode(arr, memory_pool=_POOL)            # the chunks share one dictionary
+        return enc.chunk(0).dictionary, np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in enc.chunks])
+    enc = pc.dictionary_encode(arr.chunk(0) if isinstance(arr, pa.ChunkedArray) else arr, memory_pool=_POOL)
+    return enc.dictionary, enc.indices.to_numpy(zero_copy_only=False)
+
 def _sorted_values(arr) -> tuple[np.ndarray, np.ndarray]:
     "The distinct values of a string array sorted (byte-wise, as UTF-8 sorts) and each entry's index among them."
-    enc = pc.dictionary_encode(arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr)
-    order = pc.array_sort_indices(enc.dictionary).to_numpy()       # Arrow sorts strings byte-wise
+    dictionary, idx = _encoded(arr)
+    order = pc.array_sort_indices(dictionary).to_numpy()       # Arrow sorts strings byte-wise
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
-    values = np.array(enc.dictionary.take(pa.array(order, pa.int64())).to_pylist(), dtype=object)
-    return values, rank[enc.indices.to_numpy(zero_copy_only=False)]
+    values = np.array(dictionary.take(pa.array(order, pa.int64())).to_pylist(), dtype=object)
+    return values, rank[idx]
 
 def _take(arr, idx: np.ndarray) -> pa.Array:
     "`arr.take(idx)` done chunk by chunk (Arrow's take on a chunked array first concatenates all its chunks)."
@@ -600,6 +609,8 @@ class _Lists:
     tie_pos: np.ndarray    # (T,) positions whose score ties a neighbour's in the same list, ascending
     tie_rows: np.ndarray   # (T,) the row at each of those positions (doc id descending within a tie group)
     n: int                 # number of rows
+    doc_values: pa.Array | None = None   # the distinct doc ids, sorted (when the ordering computed them)
+    doc_rank: np.ndarray | None = None   # (n,) each row's index among `doc_values` (order-preserving doc codes)
 
     @property
     def in_place(self) -> bool: return self.perm is None
@@ -679,6 +690,8 @@ def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
     score = runs["score"].to_numpy()
     ftype = np.float32 if score_dtype == "float32" else np.float64
     bstart = _block_starts(sa, qa)
+    if 4 * len(bstart) > n and score_dtype == "float32":
+        return _lists_shuffled(runs, sa, qa, score)
     systems, bsys = _sorted_values(_take(sa, bstart))
     queries, bq = _sorted_values(_take(qa, bstart))
     nq = max(len(queries), 1)
@@ -706,6 +719,58 @@ def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
     rows = _sort_ties(_chunked(runs["doc"]), tied, gid) if len(pos) else tied
     if perm is not None: perm[pos] = rows
     return _Lists(perm, starts, lens, lsys, lq, systems, queries, pos, rows, n)
+
+def _sorted_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    "Sorted distinct values of a string column and each row's index among them: run-length blocks, or hashing."
+    n = len(col)
+    starts = _block_starts(col, col)
+    if 4 * len(starts) > n: return _sorted_values(col)
+    values, bc = _sorted_values(_take(col, starts))
+    return values, np.repeat(bc, np.diff(np.r_[starts, n]))
+
+def _sorted_dict(col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+    "The distinct strings of a column sorted byte-wise (as an Arrow array) and each row's index among them (int32)."
+    dictionary, idx = _encoded(col)
+    order = pc.array_sort_indices(dictionary, memory_pool=_POOL).to_numpy()
+    rank = np.empty(len(order), np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return pc.take(dictionary, order, memory_pool=_POOL), rank[idx]
+
+def _lists_shuffled(runs: pd.DataFrame, sa, qa, score: np.ndarray) -> _Lists:
+    "Rows in any order (lists not in blocks): codes by hashing, and one sort of packed integers (list, score, doc)."
+    n = len(sa)
+    systems, scode = _sorted_codes(sa)
+    queries, qcode = _sorted_codes(qa)
+    nq = max(len(queries), 1)
+    grp = scode * nq + qcode
+    del scode, qcode
+    # order-preserving doc codes: the distinct doc ids are sorted once, so a tie needs no string comparison
+    dvals, drank = _sorted_dict(_chunked(runs["doc"]))
+    nd = max(len(dvals), 1)
+    bd, bg = int(nd - 1).bit_length(), int(max(len(systems) * nq - 1, 0)).bit_length()
+    if bg + 32 + bd > 64:       # too many lists and documents for one 64-bit key: two sorts
+        perm = np.lexsort(((nd - 1 - drank), _f32_desc_key(score), grp))
+    else:                       # one sort; keys are distinct (a doc comes once per list), so it need not be stable
+        key = grp.astype(np.uint64)                 # (built in place: temporaries as long as the runs cost memory)
+        key <<= np.uint64(32 + bd)
+        t = _f32_desc_key(score).astype(np.uint64)
+        t <<= np.uint64(bd)
+        key |= t
+        np.subtract(nd - 1, drank, out=t, casting="unsafe")
+        key |= t
+        del t
+        perm = np.argsort(key)
+        del key
+    perm = perm.astype(_pos_type(n), copy=False)
+    g = grp[perm]
+    first = np.r_[True, g[1:] != g[:-1]] if n else np.zeros(0, bool)
+    starts = np.flatnonzero(first)
+    lens = np.diff(np.r_[starts, n])
+    k = score.astype(np.float32)[perm]
+    e = np.flatnonzero((k[1:] == k[:-1]) & ~first[1:]).astype(_pos_type(n))    # i+1 ties i in the same list
+    pos, _ = _tie_groups(e)
+    return _Lists(perm, starts, lens, g[starts] // nq, g[starts] % nq, systems, queries, pos, perm[pos], n,
+                  dvals, drank)
 
 def order_runs(runs, score_dtype: str = "float32") -> pd.DataFrame:
     "Sort runs into trec_eval order (score desc as float32, ties by doc id desc) and add a 1-based `rank`."
@@ -879,7 +944,13 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
     da = _chunked(runs["doc"])
     vs = pa.array(judged, type=da.type)
     score = runs["score"].to_numpy()
-    dc_all = None if L.in_place else _judged_codes(da, vs, 0, len(runs))
+    if L.in_place: dc_all = None
+    elif L.doc_values is not None:      # each distinct doc id matched once, then spread to the rows by integer code
+        per_value = _judged_codes(pa.chunked_array([L.doc_values]), pa.array(judged, type=L.doc_values.type), 0,
+                                  len(L.doc_values))
+        dc_all = per_value[L.doc_rank] if len(per_value) else np.zeros(0, np.int32)
+        L.doc_values = L.doc_rank = None     # not needed any more (the cache keeps the lists)
+    else: dc_all = _judged_codes(da, vs, 0, len(runs))
     # a batch of whole lists (≈ _BLOCK positions) at a time: the codes, scores and grades of its positions go
     # straight into the dense arrays, with temporaries of a few MB
     nl = len(L.lens)
