@@ -87,16 +87,25 @@ def build_trec_eval(tmp: Path) -> Path | None:
     return tmp / "te" / "trec_eval"
 
 
+def _spawn(args: list, env=None) -> tuple[float, float, str]:
+    "Run one process: (wall seconds, its own peak RSS in MB from wait4, its stdout)."
+    t0 = time.perf_counter()
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out, err = p.stdout.read(), p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode: sys.exit(f"{args[0]} failed: {err.decode()[-2000:]}")
+    return wall, ru.ru_maxrss / 1024, out.decode()
+
+
 def run_trec_eval(binary: Path, data: Path, depth) -> dict:
-    "One trec_eval process per run file; wall time summed, the largest child peak RSS."
+    "One trec_eval process per run file; wall time summed, the largest peak RSS of one process."
     t, peak = 0.0, 0.0
     for f in sorted((data / "runs").iterdir()):
         args = [str(binary), "-c", "-m", "map", "-m", "ndcg", "-m", "P.100"] + (["-M", str(depth)] if depth else [])
-        t0 = time.perf_counter()
-        p = subprocess.run(args + [str(data / "qrels.txt"), str(f)], capture_output=True)
-        t += time.perf_counter() - t0
-        if p.returncode: sys.exit(f"trec_eval failed on {f}: {p.stderr.decode()[:300]}")
-        peak = max(peak, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+        wall, rss, _ = _spawn(args + [str(data / "qrels.txt"), str(f)])
+        t, peak = t + wall, max(peak, rss)
     return {"process": t, "peak_rss_mb": peak}
 
 
@@ -124,13 +133,11 @@ def main():
                 r = run_trec_eval(binary, data, a.depth)
                 procs.setdefault(tool, []).append(r["process"]); rss[tool] = r["peak_rss_mb"]
                 continue
-            t0 = time.perf_counter()
-            p = subprocess.run([sys.executable, __file__, str(data), "--child", tool]
-                               + (["--depth", str(a.depth)] if a.depth else []),
-                               capture_output=True, text=True, env={**os.environ, "IRINNOV_PROGRESS": "0"})
-            if p.returncode: sys.exit(f"{tool} failed:\n{p.stderr[-2000:]}")
-            r = json.loads(p.stdout.strip().splitlines()[-1])
-            procs.setdefault(tool, []).append(time.perf_counter() - t0)
+            wall, peak, out = _spawn([sys.executable, __file__, str(data), "--child", tool]
+                                     + (["--depth", str(a.depth)] if a.depth else []),
+                                     env={**os.environ, "IRINNOV_PROGRESS": "0"})
+            r = json.loads(out.strip().splitlines()[-1])
+            procs.setdefault(tool, []).append(wall)
             inner.setdefault(tool, []).append(r["read"] + r["rest"])
             rss[tool] = max(rss.get(tool, 0), r["peak_rss_mb"])
             means[tool] = r["means"]

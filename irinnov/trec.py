@@ -169,6 +169,11 @@ def _strip_comments(data):
     if b"#" not in data: return data          # one memchr: files without a '#' are not copied
     return re.sub(rb"(?m)^[ \t\r\f\v]*#[^\n]*", b"", bytes(data))
 
+def _block_size(n: int) -> int:
+    "pyarrow's block for a file of n bytes: the whole file in one block up to 64 MB (a block much larger than the "
+    "file costs memory: a 64 MB block for a 2.6 MB qrels file raised the peak by 45 MB)."
+    return min(1 << 26, max(n + 1, 1 << 16))
+
 def _read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None,
                   comments: bool = False, max_bytes: int | None = None) -> tuple[pa.Table, bytes]:
     "Parse a whitespace-separated file into a pyarrow table, or raise a precise `TrecFormatError`."
@@ -180,7 +185,7 @@ def _read_columns(path, names: list, types: dict, kinds: dict, what: str, includ
     try:
         tbl = pacsv.read_csv(
             pa.BufferReader(pa.py_buffer(data)), memory_pool=_POOL,
-            read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=1 << 26),
+            read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=_block_size(len(data))),
             parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
                                              ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
@@ -377,7 +382,9 @@ def read_runs(paths,                     # a list of run files, a directory or a
              ) -> pd.DataFrame:
     "Read many run files (a list of paths, a directory, or a glob) into one runs DataFrame."
     files = _run_paths(paths)
-    threads = threads or min(4, _cpus())
+    if not threads:     # threads pay off on large inputs; on small ones each thread's allocator arena costs memory
+        size = sum(os.stat(f).st_size for f in files if os.path.isfile(f))
+        threads = min(4, _cpus()) if size > 32 << 20 else 1
     if not tag:
         names = {}
         for f in files:
@@ -432,6 +439,7 @@ def read_qrels(path,                  # a TREC qrels file, plain or gzip
 
 def _check_qrels(df: pd.DataFrame, path="qrels", lines_fn=lambda: None) -> pd.DataFrame:
     keys = ["query", "subtopic", "doc"] if "subtopic" in df.columns else ["query", "doc"]
+    if not _maybe_duplicates([_chunked(df[k]) for k in keys]): return df    # integer codes: no pandas hashing
     dup = df.duplicated(keys, keep=False)
     if dup.any():
         conflict = df[dup].groupby(keys, sort=False)["grade"].nunique()
