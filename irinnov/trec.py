@@ -744,6 +744,8 @@ def _sorted_dict(col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
     rank[order] = np.arange(len(order), dtype=np.int32)
     return pc.take(dictionary, order, memory_pool=_POOL), rank[idx]
 
+_KEY_BITS = 64
+
 def _lists_shuffled(runs: pd.DataFrame, sa, qa, score: np.ndarray) -> _Lists:
     "Rows in any order (lists not in blocks): codes by hashing, and one sort of packed integers (list, score, doc)."
     n = len(sa)
@@ -756,7 +758,7 @@ def _lists_shuffled(runs: pd.DataFrame, sa, qa, score: np.ndarray) -> _Lists:
     dvals, drank = _sorted_dict(_chunked(runs["doc"]))
     nd = max(len(dvals), 1)
     bd, bg = int(nd - 1).bit_length(), int(max(len(systems) * nq - 1, 0)).bit_length()
-    if bg + 32 + bd > 64:       # too many lists and documents for one 64-bit key: two sorts
+    if bg + 32 + bd > _KEY_BITS:   # too many lists and documents for one 64-bit key: a lexsort of the three
         perm = np.lexsort(((nd - 1 - drank), _f32_desc_key(score), grp))
     else:                       # one sort; keys are distinct (a doc comes once per list), so it need not be stable
         key = grp.astype(np.uint64)                 # (built in place: temporaries as long as the runs cost memory)

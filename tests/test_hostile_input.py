@@ -298,3 +298,22 @@ def test_cache_is_bounded_and_skips_object_columns():
     obj = _frames()[0].astype({"doc": object})
     prepare(obj, qrels)
     assert len(trec._CACHE) == 0           # an object column can change in place unseen: never cached
+
+
+# --- rows in random order: the packed-key sort and its lexsort fallback equal the brute-force order ---------------
+
+@pytest.mark.parametrize("bits", [64, 40])
+def test_shuffled_rows_packed_key_and_lexsort_fallback(bits, monkeypatch):
+    import irinnov.trec as trec
+    monkeypatch.setattr(trec, "_KEY_BITS", bits)
+    rng = np.random.default_rng(bits)
+    rows = [(f"s{s}", f"q{q}", f"d{d:03d}", float(rng.integers(0, 4)) / 2 + (1e-9 if rng.random() < 0.2 else 0))
+            for s in range(4) for q in range(5) for d in rng.choice(300, 40, replace=False)]
+    runs = pd.DataFrame(rows, columns=["system", "query", "doc", "score"]).sample(frac=1, random_state=0)
+    runs = runs.reset_index(drop=True)
+    qrels = pd.DataFrame([(f"q{q}", f"d{d:03d}", int(rng.integers(0, 3))) for q in range(5)
+                          for d in rng.choice(300, 60, replace=False)], columns=["query", "doc", "grade"])
+    c = prepare(runs, qrels, keep_runs=False)
+    docs, grades = _brute(runs, qrels, None)
+    np.testing.assert_array_equal(c.docs, docs)
+    np.testing.assert_array_equal(c.grades, grades)
