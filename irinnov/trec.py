@@ -311,14 +311,44 @@ def _row_codes(col) -> np.ndarray:
     if 4 * len(starts) > n: return codes(a)      # few repeats next to each other: hash every row
     return np.repeat(codes(pc.take(a, starts, memory_pool=_POOL)), np.diff(np.r_[starts, n]))
 
+_POW: dict = {}      # string length -> the multipliers of a 64-bit polynomial hash
+
+def _hash64(a, step: int = 1 << 17) -> np.ndarray | None:
+    "A 64-bit polynomial hash of every string (equal strings, equal hashes); None where it does not apply cheaply."
+    if isinstance(a, pa.ChunkedArray): a = _one_chunk(a)
+    if a.null_count or not (pa.types.is_string(a.type) or pa.types.is_large_string(a.type)): return None
+    n = len(a)
+    if n == 0: return np.zeros(0, np.uint64)
+    off = np.frombuffer(a.buffers()[1], np.int64 if pa.types.is_large_string(a.type) else np.int32)[a.offset:a.offset + n + 1]
+    lens = np.diff(off)
+    if lens.min() < 1 or lens.max() > 256: return None
+    data = np.frombuffer(a.buffers()[2], np.uint8)
+    L = int(lens.max())
+    pw = _POW.get(L)
+    if pw is None:
+        pw = _POW[L] = np.cumprod(np.r_[np.uint64(1), np.full(L - 1, np.uint64(0x100000001B3), np.uint64)], dtype=np.uint64)
+    out = np.empty(n, np.uint64)
+    for i in range(0, n, step):                 # blocks of rows: temporaries of a few MB
+        o = off[i:min(n, i + step) + 1]
+        seg, st, ln = data[o[0]:o[-1]], (o[:-1] - o[0]).astype(np.int64), np.diff(o)
+        v = seg.astype(np.uint64) * pw[np.arange(len(seg), dtype=np.int64) - np.repeat(st, ln)]
+        out[i:i + len(ln)] = np.add.reduceat(v, st) ^ (ln.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    return out
+
 def _maybe_duplicates(cols) -> bool:
-    "Whether some row repeats across these Arrow string columns (integer codes, then one integer sort)."
-    key, size = np.zeros(len(cols[0]), np.int64), 1
+    "Whether some row may repeat across these Arrow string columns: per column run-length codes or a 64-bit hash, "
+    "mixed into one 64-bit key per row, then one integer sort. Equal rows always give equal keys, so a False is "
+    "certain; a True (a real repeat, or a hash collision) is settled exactly by the caller."
+    key = np.zeros(len(cols[0]), np.uint64)
     for col in cols:
-        c = _row_codes(col)
-        n = int(c.max()) + 1 if len(c) else 1
-        if size * n >= 2 ** 62: key, size = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64), len(key)
-        key, size = key * n + c, size * n
+        a = _one_chunk(col) if isinstance(col, pa.ChunkedArray) else col
+        n = len(a)
+        starts = np.r_[0, np.flatnonzero(pc.not_equal(a.slice(1), a.slice(0, n - 1), memory_pool=_POOL)
+                                         .to_numpy(zero_copy_only=False)) + 1] if n > 1 else np.zeros(min(n, 1), np.int64)
+        h = _hash64(a) if 4 * len(starts) > n else None       # many distinct neighbours (doc ids): hash the bytes
+        if h is None: h = _row_codes(a).astype(np.uint64)
+        key *= np.uint64(0x100000001B3)
+        key ^= h
     key.sort()
     return bool((key[1:] == key[:-1]).any())
 
