@@ -854,7 +854,7 @@ NO_GRADE = np.iinfo(np.int16).min
 
 @dataclass
 class Campaign:
-    "All runs of one track with their qrels, encoded once in dense arrays (SPEC §0.5)."
+    "All runs of one track with their qrels, encoded once in dense arrays."
     systems: np.ndarray        # (S,) system names, sorted
     topics: np.ndarray         # (Q,) qrels topics, sorted as strings
     docs: np.ndarray           # (S, Q, D) int32 judged-doc codes; UNJUDGED, PAD
