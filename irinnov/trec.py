@@ -12,9 +12,11 @@ import re
 import threading
 import warnings
 import weakref
+import zlib
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,8 +26,9 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 # %% auto #0
-__all__ = ['RUN_COLUMNS', 'PAD', 'UNJUDGED', 'NO_GRADE', 'progress', 'TrecFormatError', 'system_name', 'read_run', 'read_runs',
-           'read_qrels', 'as_runs', 'as_qrels', 'order_runs', 'tie_report', 'write_run', 'Campaign', 'prepare']
+__all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_GRADE', 'CACHE_SIZE', 'progress',
+           'TrecFormatError', 'system_name', 'read_run', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels', 'order_runs',
+           'tie_report', 'write_run', 'Campaign', 'clear_cache', 'prepare']
 
 # %% ../nbs/00_trec.ipynb #cf1c2b52
 def progress(iterable=None, total=None, desc: str | None = None, **kw):
@@ -54,12 +57,51 @@ _POOL = pa.system_memory_pool()
 
 _BUF = threading.local()       # per thread: the buffer its last plain file was read into
 
-def _read_bytes(path) -> bytes | bytearray:
-    "The bytes of a plain or gzip file (gzip detected by magic number, not by name)."
+MAX_FILE_BYTES = 4 << 30     # default cap on one input file's (decompressed) size: 4 GiB
+
+def _max_bytes(max_bytes: int | None) -> int:
+    "The cap on a file's decompressed size: the argument, else $IRINNOV_MAX_FILE_BYTES, else `MAX_FILE_BYTES`."
+    if max_bytes is None:
+        env = os.environ.get("IRINNOV_MAX_FILE_BYTES")
+        if env is None: return MAX_FILE_BYTES
+        try: max_bytes = int(float(env))
+        except ValueError: raise ValueError(f"IRINNOV_MAX_FILE_BYTES={env!r} is not a number of bytes") from None
+    if max_bytes < 1: raise ValueError(f"max_bytes must be ≥ 1, not {max_bytes}")
+    return int(max_bytes)
+
+def _too_big(path, cap: int, what: str = "holds") -> TrecFormatError:
+    return TrecFormatError(path, None, f"{what} more than {cap:,} bytes; raise the cap with max_bytes= or "
+                                       "IRINNOV_MAX_FILE_BYTES if this file is meant to be that big")
+
+def _gunzip(path, buf, cap: int) -> bytes:
+    "Every gzip member of `buf`, decompressed and checked (CRC, length, truncation, trailing bytes), at most `cap` bytes."
+    out, data = [], memoryview(buf)
+    total = 0
+    while True:
+        d = zlib.decompressobj(31)
+        try: part = d.decompress(data, cap - total + 1)      # output stops one byte past the cap: a bomb stops there
+        except zlib.error as e: raise TrecFormatError(path, None, f"corrupt gzip data ({e})") from None
+        total += len(part)
+        if total > cap: raise _too_big(path, cap, "decompresses to")
+        out.append(part)
+        if not d.eof:
+            if d.unconsumed_tail: raise _too_big(path, cap, "decompresses to")
+            raise TrecFormatError(path, None, "truncated gzip file (the compressed data ends early)")
+        data = d.unused_data
+        if not data or not any(data): break                   # end, or zero padding (as gzip itself accepts)
+        if data[:2] != b"\x1f\x8b":
+            raise TrecFormatError(path, None, f"{len(data)} bytes of trailing garbage after the gzip data")
+        data = memoryview(data)
+    return out[0] if len(out) == 1 else b"".join(out)
+
+def _read_bytes(path, max_bytes: int | None = None) -> bytes | bytearray:
+    "The bytes of a plain or gzip file (gzip detected by magic number, not by name), at most `max_bytes` of them."
     # A file of up to 16 MB is read into a buffer that the thread reuses for its next file (what is returned is
     # valid until then): a fresh 2 MB buffer per file cost page faults (100 files: 0.03-0.10 s instead of 0.02 s).
+    cap = _max_bytes(max_bytes)
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
+        if size > cap: raise _too_big(path, cap)
         buf = getattr(_BUF, "data", None) if size <= 1 << 24 else None
         try:
             if buf is None: buf = bytearray(size)
@@ -69,9 +111,10 @@ def _read_bytes(path) -> bytes | bytearray:
             buf = bytearray(size)
         n = f.readinto(buf)
         if n < size: del buf[n:]
-        buf += f.read()          # what fstat did not count (a file grown since, a pipe)
+        buf += f.read(cap + 1 - len(buf))   # what fstat did not count (a file grown since, a pipe, /dev/zero): capped
+        if len(buf) > cap: raise _too_big(path, cap)
     if size <= 1 << 24: _BUF.data = buf
-    return gzip.decompress(buf) if buf[:2] == b"\x1f\x8b" else buf
+    return _gunzip(path, buf, cap) if buf[:2] == b"\x1f\x8b" else buf
 
 def _single_separators(a: np.ndarray, sep: int, step: int = 1 << 17) -> bool:
     "Whether every `sep` byte sits between two bytes that are neither `sep` nor a newline (no empty column)."
@@ -121,15 +164,28 @@ def _line_numbers(data: bytes) -> np.ndarray:
     lines = bytes(data).split(b"\n")
     return np.array([i for i, l in enumerate(lines, 1) if l.strip()], dtype=np.int64)
 
-def _read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None) -> tuple[pa.Table, bytes]:
+def _strip_comments(data):
+    "The bytes with every line whose first non-blank character is `#` emptied (line numbers unchanged)."
+    if b"#" not in data: return data          # one memchr: files without a '#' are not copied
+    return re.sub(rb"(?m)^[ \t\r\f\v]*#[^\n]*", b"", bytes(data))
+
+def _block_size(n: int) -> int:
+    "pyarrow's block for a file of n bytes: the whole file in one block up to 64 MB (a block much larger than the "
+    "file costs memory: a 64 MB block for a 2.6 MB qrels file raised the peak by 45 MB)."
+    return min(1 << 26, max(n + 1, 1 << 16))
+
+def _read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None,
+                  comments: bool = False, max_bytes: int | None = None) -> tuple[pa.Table, bytes]:
     "Parse a whitespace-separated file into a pyarrow table, or raise a precise `TrecFormatError`."
-    data, delim = _normalise_ws(_read_bytes(path))
+    data = _read_bytes(path, max_bytes)
+    if comments: data = _strip_comments(data)
+    data, delim = _normalise_ws(data)
     if not data or data.isspace():     # (isspace stops at the first other byte; strip would copy the file)
         raise TrecFormatError(path, None, f"empty {what} file")
     try:
         tbl = pacsv.read_csv(
             pa.BufferReader(pa.py_buffer(data)), memory_pool=_POOL,
-            read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=1 << 26),
+            read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=_block_size(len(data))),
             parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
                                              ignore_empty_lines=True),
             convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
@@ -210,11 +266,12 @@ _RUN_NAMES = ["query", "q0", "doc", "rank", "score", "tag"]
 _RUN_TYPES = {"query": pa.large_string(), "q0": pa.string(), "doc": pa.large_string(), "rank": pa.string(),
               "score": pa.float64(), "tag": pa.large_string()}
 
-def _run_arrays(path, name: str | None, duplicates: str) -> dict:
+def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False, max_bytes: int | None = None) -> dict:
     "One run file's checked columns: `query`, `doc` (and `tag` if `name` is None) as Arrow large strings, `score`."
     tag = name is None
     tbl, data = _read_columns(path, _RUN_NAMES, _RUN_TYPES, {4: "float"}, "run",
-                              include=["query", "doc", "score"] + (["tag"] if tag else []))
+                              include=["query", "doc", "score"] + (["tag"] if tag else []), comments=comments,
+                              max_bytes=max_bytes)
     cols = {k: _one_chunk(tbl.column(k)) for k in tbl.column_names}
     if pc.any(pc.is_nan(cols["score"])).as_py():
         _check_lines(path, data, 6, {4: "float"}, "run")
@@ -225,13 +282,20 @@ def _run_arrays(path, name: str | None, duplicates: str) -> dict:
         cols = {k: v.filter(keep) for k, v in cols.items()}
     return cols
 
-def read_run(path, system: str | None = None, tag: bool = False, duplicates: str = "error") -> pd.DataFrame:
+def read_run(path,                      # a TREC run file, plain or gzip
+             system: str | None = None,  # the system name (default: from the file name)
+             tag: bool = False,          # take the system name from the tag column instead
+             duplicates: str = "error",  # a repeated (query, doc): 'error' or keep the 'first'
+             *,
+             comments: bool = False,     # skip lines whose first non-blank character is `#` (trec_eval 10.0)
+             max_bytes: int | None = None,  # refuse a file larger than this once decompressed (default 4 GiB, $IRINNOV_MAX_FILE_BYTES)
+            ) -> pd.DataFrame:
     "Read one TREC run file (plain or .gz) into a runs DataFrame `system, query, doc, score`."
     if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
     if tag and system is not None: raise ValueError("give either system= or tag=True, not both")
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such run file")
     name = None if tag else (system if system is not None else system_name(path))
-    cols = _run_arrays(path, name, duplicates)
+    cols = _run_arrays(path, name, duplicates, comments, max_bytes)
     n = len(cols["score"])
     return _mark_unique(_runs_frame(cols["tag"] if tag else _constant(name, n), cols["query"], cols["doc"],
                                     cols["score"].to_numpy()))
@@ -247,14 +311,44 @@ def _row_codes(col) -> np.ndarray:
     if 4 * len(starts) > n: return codes(a)      # few repeats next to each other: hash every row
     return np.repeat(codes(pc.take(a, starts, memory_pool=_POOL)), np.diff(np.r_[starts, n]))
 
+_POW: dict = {}      # string length -> the multipliers of a 64-bit polynomial hash
+
+def _hash64(a, step: int = 1 << 17) -> np.ndarray | None:
+    "A 64-bit polynomial hash of every string (equal strings, equal hashes); None where it does not apply cheaply."
+    if isinstance(a, pa.ChunkedArray): a = _one_chunk(a)
+    if a.null_count or not (pa.types.is_string(a.type) or pa.types.is_large_string(a.type)): return None
+    n = len(a)
+    if n == 0: return np.zeros(0, np.uint64)
+    off = np.frombuffer(a.buffers()[1], np.int64 if pa.types.is_large_string(a.type) else np.int32)[a.offset:a.offset + n + 1]
+    lens = np.diff(off)
+    if lens.min() < 1 or lens.max() > 256: return None
+    data = np.frombuffer(a.buffers()[2], np.uint8)
+    L = int(lens.max())
+    pw = _POW.get(L)
+    if pw is None:
+        pw = _POW[L] = np.cumprod(np.r_[np.uint64(1), np.full(L - 1, np.uint64(0x100000001B3), np.uint64)], dtype=np.uint64)
+    out = np.empty(n, np.uint64)
+    for i in range(0, n, step):                 # blocks of rows: temporaries of a few MB
+        o = off[i:min(n, i + step) + 1]
+        seg, st, ln = data[o[0]:o[-1]], (o[:-1] - o[0]).astype(np.int64), np.diff(o)
+        v = seg.astype(np.uint64) * pw[np.arange(len(seg), dtype=np.int64) - np.repeat(st, ln)]
+        out[i:i + len(ln)] = np.add.reduceat(v, st) ^ (ln.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    return out
+
 def _maybe_duplicates(cols) -> bool:
-    "Whether some row repeats across these Arrow string columns (integer codes, then one integer sort)."
-    key, size = np.zeros(len(cols[0]), np.int64), 1
+    "Whether some row may repeat across these Arrow string columns: per column run-length codes or a 64-bit hash, "
+    "mixed into one 64-bit key per row, then one integer sort. Equal rows always give equal keys, so a False is "
+    "certain; a True (a real repeat, or a hash collision) is settled exactly by the caller."
+    key = np.zeros(len(cols[0]), np.uint64)
     for col in cols:
-        c = _row_codes(col)
-        n = int(c.max()) + 1 if len(c) else 1
-        if size * n >= 2 ** 62: key, size = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64), len(key)
-        key, size = key * n + c, size * n
+        a = _one_chunk(col) if isinstance(col, pa.ChunkedArray) else col
+        n = len(a)
+        starts = np.r_[0, np.flatnonzero(pc.not_equal(a.slice(1), a.slice(0, n - 1), memory_pool=_POOL)
+                                         .to_numpy(zero_copy_only=False)) + 1] if n > 1 else np.zeros(min(n, 1), np.int64)
+        h = _hash64(a) if 4 * len(starts) > n else None       # many distinct neighbours (doc ids): hash the bytes
+        if h is None: h = _row_codes(a).astype(np.uint64)
+        key *= np.uint64(0x100000001B3)
+        key ^= h
     key.sort()
     return bool((key[1:] == key[:-1]).any())
 
@@ -275,14 +369,28 @@ def _run_files(spec) -> list:
     p = Path(spec)
     if p.is_file(): return [p]
     if p.is_dir():
-        files = sorted(q for q in p.iterdir() if q.is_file() and not q.name.startswith("."))
+        entries = sorted(q for q in p.iterdir() if not q.name.startswith("."))
+        for q in entries:          # an entry that is neither a file nor a folder would change the campaign unseen
+            if not q.is_file() and not q.is_dir(): raise TrecFormatError(q, None, _odd_entry(q))
+        files = [q for q in entries if q.is_file()]
         if not files: raise FileNotFoundError(f"{spec}: directory holds no run files")
         return files
     if any(c in str(spec) for c in "*?["):
-        files = sorted(Path(q) for q in _glob.glob(str(spec)) if Path(q).is_file())
+        entries = sorted(Path(q) for q in _glob.glob(str(spec)))
+        for q in entries:
+            if not q.is_file() and not q.is_dir(): raise TrecFormatError(q, None, _odd_entry(q).replace("run directory", "glob's matches"))
+        files = [q for q in entries if q.is_file()]
         if not files: raise FileNotFoundError(f"{spec}: no run files match")
         return files
     raise FileNotFoundError(f"{spec}: no such run file")
+
+def _odd_entry(q: Path) -> str:
+    "What a directory entry that is not a regular file or a folder is."
+    import stat
+    if q.is_symlink() and not q.exists(): return f"dangling symbolic link (to {os.readlink(q)}) in a run directory; remove it or fix its target"
+    m = os.stat(q).st_mode
+    kind = "a FIFO" if stat.S_ISFIFO(m) else "a socket" if stat.S_ISSOCK(m) else "a device" if (stat.S_ISCHR(m) or stat.S_ISBLK(m)) else "not a regular file"
+    return f"{kind} in a run directory, not a run file; move it out of the directory"
 
 def _run_paths(paths) -> list:
     if isinstance(paths, (str, os.PathLike)): return _run_files(paths)
@@ -294,10 +402,19 @@ def _cpus() -> int:
     try: return len(os.sched_getaffinity(0))
     except AttributeError: return os.cpu_count() or 1
 
-def read_runs(paths, tag: bool = False, duplicates: str = "error", threads: int | None = None) -> pd.DataFrame:
+def read_runs(paths,                     # a list of run files, a directory or a glob
+              tag: bool = False,         # system names from the tag column instead of the file names
+              duplicates: str = "error", # a repeated (system, query, doc): 'error' or keep the 'first'
+              threads: int | None = None,# reading threads (default: the cores, at most 4)
+              *,
+              comments: bool = False,    # skip lines whose first non-blank character is `#` (trec_eval 10.0)
+              max_bytes: int | None = None,  # refuse a file larger than this once decompressed (default 4 GiB, $IRINNOV_MAX_FILE_BYTES)
+             ) -> pd.DataFrame:
     "Read many run files (a list of paths, a directory, or a glob) into one runs DataFrame."
     files = _run_paths(paths)
-    threads = threads or min(4, _cpus())
+    if not threads:     # threads pay off on large inputs; on small ones each thread's allocator arena costs memory
+        size = sum(os.stat(f).st_size for f in files if os.path.isfile(f))
+        threads = min(4, _cpus()) if size > 32 << 20 else 1
     if not tag:
         names = {}
         for f in files:
@@ -306,7 +423,7 @@ def read_runs(paths, tag: bool = False, duplicates: str = "error", threads: int 
             names[n] = f
     def one(f):
         if not os.path.exists(f): raise FileNotFoundError(f"{f}: no such run file")
-        return _run_arrays(f, None if tag else system_name(f), duplicates)
+        return _run_arrays(f, None if tag else system_name(f), duplicates, comments, max_bytes)
     with ThreadPoolExecutor(threads) as ex:
         parts = list(ex.map(one, files))
     # one frame over the files' own Arrow strings (no copy); the scores copied once, into one array
@@ -329,19 +446,30 @@ def read_runs(paths, tag: bool = False, duplicates: str = "error", threads: int 
     return _mark_unique(df)
 
 # %% ../nbs/00_trec.ipynb #ef1e7889
-def read_qrels(path, subtopics: bool = False) -> pd.DataFrame:
+MAX_GRADE = 32767     # grades are held as int16 (−32768 marks "no grade"); larger ones are refused, not wrapped
+_GRADE_RANGE = "grade {} is outside −32767..32767 (irinnov holds grades as 16-bit integers; TREC grades are small)"
+
+def read_qrels(path,                  # a TREC qrels file, plain or gzip
+               subtopics: bool = False,  # column 2 holds subtopic ids (diversity qrels): keep it as `subtopic`
+               *,
+               comments: bool = False,   # skip lines whose first non-blank character is `#` (trec_eval 10.0)
+               max_bytes: int | None = None,  # refuse a file larger than this once decompressed (default 4 GiB, $IRINNOV_MAX_FILE_BYTES)
+              ) -> pd.DataFrame:
     "Read a TREC qrels file (plain or .gz) into `query, doc, grade` (plus `subtopic` with `subtopics=True`)."
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such qrels file")
     names = ["query", "iter", "doc", "grade"]
     types = {"query": pa.string(), "iter": pa.string(), "doc": pa.string(), "grade": pa.int64()}
-    tbl, data = _read_columns(path, names, types, {3: "int"}, "qrels")
-    df = pd.DataFrame({"query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(),
-                       "grade": tbl.column("grade").to_numpy().astype(np.int64)})
+    tbl, data = _read_columns(path, names, types, {3: "int"}, "qrels", comments=comments, max_bytes=max_bytes)
+    grade = tbl.column("grade").to_numpy().astype(np.int64)
+    out = np.flatnonzero(np.abs(grade) > MAX_GRADE)
+    if len(out): raise TrecFormatError(path, int(_line_numbers(data)[out[0]]), _GRADE_RANGE.format(int(grade[out[0]])))
+    df = pd.DataFrame({"query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(), "grade": grade})
     if subtopics: df.insert(1, "subtopic", tbl.column("iter").to_pandas())
     return _check_qrels(df, path, lambda: _line_numbers(data))
 
 def _check_qrels(df: pd.DataFrame, path="qrels", lines_fn=lambda: None) -> pd.DataFrame:
     keys = ["query", "subtopic", "doc"] if "subtopic" in df.columns else ["query", "doc"]
+    if not _maybe_duplicates([_chunked(df[k]) for k in keys]): return df    # integer codes: no pandas hashing
     dup = df.duplicated(keys, keep=False)
     if dup.any():
         conflict = df[dup].groupby(keys, sort=False)["grade"].nunique()
@@ -369,34 +497,94 @@ def _frame(obj) -> pd.DataFrame:
     if hasattr(first, "_fields"): return pd.DataFrame(rows, columns=list(first._fields)).rename(columns=_ALIASES)
     raise TypeError(f"cannot read rows of type {type(first).__name__}; give a DataFrame or namedtuples")
 
-def as_runs(runs, system: str = "run", duplicates: str = "error") -> pd.DataFrame:
-    "Coerce runs (DataFrame, namedtuple iterable, or {system: runs} mapping) into `system, query, doc, score`."
+def _row_error(df: pd.DataFrame, i: int, arg: str, what: str, keys) -> ValueError:
+    "One error naming the argument, what is wrong and the row's key values."
+    r = df.iloc[i]
+    where = ", ".join(f"{k} {r[k]!r}" for k in keys if k in df.columns and not (r[k] is None or r[k] != r[k]))
+    return ValueError(f"{arg}: {what}" + (f" for {where}" if where else "") + f" (row {i})")
+
+def _check_keys(df: pd.DataFrame, keys, arg: str):
+    "Refuse a missing (None/NaN) value in a key column, naming the argument and the row."
+    for c in keys:
+        if c in df.columns:
+            null = df[c].isna().to_numpy()
+            if null.any(): raise _row_error(df, int(np.flatnonzero(null)[0]), arg, f"{c} is missing (None/NaN)", keys)
+
+def _numbers(df: pd.DataFrame, col: str, arg: str, keys) -> np.ndarray:
+    "A column as float64, refusing a value that is not a number or NaN (naming the argument and the row)."
+    try: v = pd.to_numeric(df[col], errors="raise")
+    except (ValueError, TypeError):
+        v = pd.to_numeric(df[col], errors="coerce")
+        i = int(np.flatnonzero(v.isna().to_numpy() & df[col].notna().to_numpy())[0])
+        raise _row_error(df, i, arg, f"{col} {df[col].iloc[i]!r} is not a number", keys) from None
+    v = np.asarray(v, dtype=np.float64)
+    if np.isnan(v).any(): raise _row_error(df, int(np.flatnonzero(np.isnan(v))[0]), arg, f"{col} is NaN", keys)
+    return v
+
+def _nested(obj) -> bool:
+    "Whether a mapping is pytrec_eval / ranx style `{query: {doc: value}}` (values: mappings of non-mappings)."
+    if not obj or not all(isinstance(v, Mapping) for v in obj.values()): return False
+    for v in obj.values():
+        for w in v.values(): return not isinstance(w, (Mapping, pd.DataFrame))
+    return True          # every inner mapping empty: queries with no documents
+
+def _dict_frame(obj: Mapping, value: str, arg: str) -> pd.DataFrame:
+    "`{query: {doc: value}}` as a frame `query, doc, <value>` (keys kept as given, checked by the caller)."
+    qs, ds, vs = [], [], []
+    for q, inner in obj.items():
+        if not isinstance(inner, Mapping):
+            raise TypeError(f"{arg}: query {q!r} maps to {type(inner).__name__}, expected {{doc: {value}}}")
+        qs.extend([q] * len(inner)); ds.extend(inner.keys()); vs.extend(inner.values())
+    return pd.DataFrame({"query": pd.Series(qs, dtype=object), "doc": pd.Series(ds, dtype=object),
+                         value: pd.Series(vs, dtype=object)})
+
+def _ranx(obj):
+    "A ranx `Run` / `Qrels` as its dict (a run keeps its name), anything else unchanged."
+    if type(obj).__module__.split(".")[0] == "ranx" and hasattr(obj, "to_dict"):
+        name = getattr(obj, "name", None)
+        return (obj.to_dict(), name) if type(obj).__name__ == "Run" else (obj.to_dict(), None)
+    return obj, None
+
+def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {doc: score}}`, `{system: runs}`, ranx Run, or a path
+            system: str = "run",        # the system name where the input holds none
+            duplicates: str = "error",  # a repeated (system, query, doc): 'error' or keep the 'first'
+           ) -> pd.DataFrame:
+    "Coerce runs into the checked runs DataFrame `system, query, doc, score` (same checks as files)."
     if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
-    if isinstance(runs, Mapping):
-        return pd.concat([as_runs(v, str(k), duplicates).assign(system=str(k)) for k, v in runs.items()],
-                         ignore_index=True)
-    df = _frame(runs)
+    if isinstance(runs, (str, os.PathLike)): return read_runs(runs, duplicates=duplicates)
+    runs, name = _ranx(runs)
+    if name: system = str(name)
+    if isinstance(runs, Mapping) and not _nested(runs):
+        if not runs: raise ValueError("runs: empty mapping, no systems")
+        return _mark_unique(pd.concat([as_runs(v, str(k), duplicates).assign(system=str(k)) for k, v in runs.items()],
+                                      ignore_index=True))
+    df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs)
     if "system" not in df.columns: df = df.assign(system=system)
     missing = {"query", "doc", "score"} - set(df.columns)
     if missing: raise ValueError(f"runs lack column(s) {sorted(missing)}; expected system, query, doc, score")
-    df = df[RUN_COLUMNS].copy()
-    for c in ("system", "query", "doc"): df[c] = df[c].astype(str)
-    df["score"] = pd.to_numeric(df["score"], errors="raise").astype(np.float64)
-    if df["score"].isna().any(): raise ValueError("runs: NaN score in row %d" % int(np.flatnonzero(df["score"].isna())[0]))
+    df = df[RUN_COLUMNS]
+    _check_keys(df, RUN_COLUMNS[:3], "runs")
+    score = _numbers(df, "score", "runs", RUN_COLUMNS[:3])
+    df = pd.DataFrame({c: df[c].astype(str) for c in RUN_COLUMNS[:3]} | {"score": score})
     return _mark_unique(_dedupe(df, "runs", duplicates, lambda: None))
 
-def as_qrels(qrels) -> pd.DataFrame:
-    "Coerce qrels (DataFrame or namedtuple iterable) into `query, doc, grade` (keeping `subtopic` if present)."
-    df = _frame(qrels)
+def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {doc: grade}}`, ranx Qrels, or a path
+            ) -> pd.DataFrame:
+    "Coerce qrels into the checked `query, doc, grade` (keeping `subtopic` if present; same checks as files)."
+    if isinstance(qrels, (str, os.PathLike)): return read_qrels(qrels)
+    qrels, _ = _ranx(qrels)
+    df = _dict_frame(qrels, "grade", "qrels") if isinstance(qrels, Mapping) else _frame(qrels)
     missing = {"query", "doc", "grade"} - set(df.columns)
     if missing: raise ValueError(f"qrels lack column(s) {sorted(missing)}; expected query, doc, grade")
     cols = ["query", "subtopic", "doc", "grade"] if "subtopic" in df.columns else ["query", "doc", "grade"]
-    df = df[cols].copy()
-    for c in cols[:-1]: df[c] = df[c].astype(str)
-    g = pd.to_numeric(df["grade"], errors="raise")
-    bad = np.flatnonzero((g != np.round(g)).to_numpy())
-    if len(bad): raise ValueError(f"qrels: non-integer grade {df['grade'].iloc[bad[0]]} in row {bad[0]}")
-    df["grade"] = g.astype(np.int64)
+    df = df[cols]
+    _check_keys(df, cols[:-1], "qrels")
+    g = _numbers(df, "grade", "qrels", cols[:-1])
+    bad = np.flatnonzero(g != np.round(g))
+    if len(bad): raise _row_error(df, int(bad[0]), "qrels", f"non-integer grade {float(g[bad[0]])!r}", cols[:-1])
+    bad = np.flatnonzero(np.abs(g) > MAX_GRADE)
+    if len(bad): raise _row_error(df, int(bad[0]), "qrels", _GRADE_RANGE.format(int(g[bad[0]])), cols[:-1])
+    df = pd.DataFrame({c: df[c].astype(str) for c in cols[:-1]} | {"grade": g.astype(np.int64)})
     return _check_qrels(df)
 
 # %% ../nbs/00_trec.ipynb #936b4342
@@ -407,14 +595,23 @@ def _f32_desc_key(scores: np.ndarray) -> np.ndarray:
     asc = np.where(b & np.uint32(0x80000000), ~b, b | np.uint32(0x80000000))
     return ~asc
 
+def _encoded(arr) -> tuple[pa.Array, np.ndarray]:
+    "Dictionary encoding of a string array, chunked or not, without concatenating its chunks: (dictionary, indices)."
+    if isinstance(arr, pa.ChunkedArray) and arr.num_chunks != 1:
+        if arr.num_chunks == 0: return pa.array([], arr.type), np.zeros(0, np.int32)
+        enc = pc.dictionary_encode(arr, memory_pool=_POOL)            # the chunks share one dictionary
+        return enc.chunk(0).dictionary, np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in enc.chunks])
+    enc = pc.dictionary_encode(arr.chunk(0) if isinstance(arr, pa.ChunkedArray) else arr, memory_pool=_POOL)
+    return enc.dictionary, enc.indices.to_numpy(zero_copy_only=False)
+
 def _sorted_values(arr) -> tuple[np.ndarray, np.ndarray]:
     "The distinct values of a string array sorted (byte-wise, as UTF-8 sorts) and each entry's index among them."
-    enc = pc.dictionary_encode(arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr)
-    order = pc.array_sort_indices(enc.dictionary).to_numpy()       # Arrow sorts strings byte-wise
+    dictionary, idx = _encoded(arr)
+    order = pc.array_sort_indices(dictionary).to_numpy()       # Arrow sorts strings byte-wise
     rank = np.empty(len(order), np.int64)
     rank[order] = np.arange(len(order))
-    values = np.array(enc.dictionary.take(pa.array(order, pa.int64())).to_pylist(), dtype=object)
-    return values, rank[enc.indices.to_numpy(zero_copy_only=False)]
+    values = np.array(dictionary.take(pa.array(order, pa.int64())).to_pylist(), dtype=object)
+    return values, rank[idx]
 
 def _take(arr, idx: np.ndarray) -> pa.Array:
     "`arr.take(idx)` done chunk by chunk (Arrow's take on a chunked array first concatenates all its chunks)."
@@ -450,6 +647,8 @@ class _Lists:
     tie_pos: np.ndarray    # (T,) positions whose score ties a neighbour's in the same list, ascending
     tie_rows: np.ndarray   # (T,) the row at each of those positions (doc id descending within a tie group)
     n: int                 # number of rows
+    doc_values: pa.Array | None = None   # the distinct doc ids, sorted (when the ordering computed them)
+    doc_rank: np.ndarray | None = None   # (n,) each row's index among `doc_values` (order-preserving doc codes)
 
     @property
     def in_place(self) -> bool: return self.perm is None
@@ -529,6 +728,8 @@ def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
     score = runs["score"].to_numpy()
     ftype = np.float32 if score_dtype == "float32" else np.float64
     bstart = _block_starts(sa, qa)
+    if 4 * len(bstart) > n and score_dtype == "float32":
+        return _lists_shuffled(runs, sa, qa, score)
     systems, bsys = _sorted_values(_take(sa, bstart))
     queries, bq = _sorted_values(_take(qa, bstart))
     nq = max(len(queries), 1)
@@ -557,6 +758,60 @@ def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
     if perm is not None: perm[pos] = rows
     return _Lists(perm, starts, lens, lsys, lq, systems, queries, pos, rows, n)
 
+def _sorted_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    "Sorted distinct values of a string column and each row's index among them: run-length blocks, or hashing."
+    n = len(col)
+    starts = _block_starts(col, col)
+    if 4 * len(starts) > n: return _sorted_values(col)
+    values, bc = _sorted_values(_take(col, starts))
+    return values, np.repeat(bc, np.diff(np.r_[starts, n]))
+
+def _sorted_dict(col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+    "The distinct strings of a column sorted byte-wise (as an Arrow array) and each row's index among them (int32)."
+    dictionary, idx = _encoded(col)
+    order = pc.array_sort_indices(dictionary, memory_pool=_POOL).to_numpy()
+    rank = np.empty(len(order), np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    return pc.take(dictionary, order, memory_pool=_POOL), rank[idx]
+
+_KEY_BITS = 64
+
+def _lists_shuffled(runs: pd.DataFrame, sa, qa, score: np.ndarray) -> _Lists:
+    "Rows in any order (lists not in blocks): codes by hashing, and one sort of packed integers (list, score, doc)."
+    n = len(sa)
+    systems, scode = _sorted_codes(sa)
+    queries, qcode = _sorted_codes(qa)
+    nq = max(len(queries), 1)
+    grp = scode * nq + qcode
+    del scode, qcode
+    # order-preserving doc codes: the distinct doc ids are sorted once, so a tie needs no string comparison
+    dvals, drank = _sorted_dict(_chunked(runs["doc"]))
+    nd = max(len(dvals), 1)
+    bd, bg = int(nd - 1).bit_length(), int(max(len(systems) * nq - 1, 0)).bit_length()
+    if bg + 32 + bd > _KEY_BITS:   # too many lists and documents for one 64-bit key: a lexsort of the three
+        perm = np.lexsort(((nd - 1 - drank), _f32_desc_key(score), grp))
+    else:                       # one sort; keys are distinct (a doc comes once per list), so it need not be stable
+        key = grp.astype(np.uint64)                 # (built in place: temporaries as long as the runs cost memory)
+        key <<= np.uint64(32 + bd)
+        t = _f32_desc_key(score).astype(np.uint64)
+        t <<= np.uint64(bd)
+        key |= t
+        np.subtract(nd - 1, drank, out=t, casting="unsafe")
+        key |= t
+        del t
+        perm = np.argsort(key)
+        del key
+    perm = perm.astype(_pos_type(n), copy=False)
+    g = grp[perm]
+    first = np.r_[True, g[1:] != g[:-1]] if n else np.zeros(0, bool)
+    starts = np.flatnonzero(first)
+    lens = np.diff(np.r_[starts, n])
+    k = score.astype(np.float32)[perm]
+    e = np.flatnonzero((k[1:] == k[:-1]) & ~first[1:]).astype(_pos_type(n))    # i+1 ties i in the same list
+    pos, _ = _tie_groups(e)
+    return _Lists(perm, starts, lens, g[starts] // nq, g[starts] % nq, systems, queries, pos, perm[pos], n,
+                  dvals, drank)
+
 def order_runs(runs, score_dtype: str = "float32") -> pd.DataFrame:
     "Sort runs into trec_eval order (score desc as float32, ties by doc id desc) and add a 1-based `rank`."
     df = as_runs(runs) if not _is_runs_frame(runs) else runs
@@ -568,6 +823,7 @@ def order_runs(runs, score_dtype: str = "float32") -> pd.DataFrame:
 
 def _is_runs_frame(x) -> bool:
     return isinstance(x, pd.DataFrame) and list(x.columns[:4]) == RUN_COLUMNS and x["score"].dtype == np.float64
+
 
 
 # %% ../nbs/00_trec.ipynb #a7693ed4
@@ -598,7 +854,7 @@ NO_GRADE = np.iinfo(np.int16).min
 
 @dataclass
 class Campaign:
-    "All runs of one track with their qrels, encoded once in dense arrays (SPEC §0.5)."
+    "All runs of one track with their qrels, encoded once in dense arrays."
     systems: np.ndarray        # (S,) system names, sorted
     topics: np.ndarray         # (Q,) qrels topics, sorted as strings
     docs: np.ndarray           # (S, Q, D) int32 judged-doc codes; UNJUDGED, PAD
@@ -636,6 +892,9 @@ def _qrels_codes(qrels: pd.DataFrame):
     key = tcode * max(len(judged), 1) + dcode
     o = np.argsort(key, kind="stable")
     k = key[o]
+    if "subtopic" not in qrels.columns and len(k) > 1 and (k[1:] == k[:-1]).any():
+        # a (topic, doc) given twice in a frame no reader checked: an error if the grades differ, else kept once
+        return _qrels_codes(_check_qrels(qrels, "qrels"))
     first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.int64)
     # for subtopic qrels: the largest grade over the subtopics
     gval = np.maximum.reduceat(q["grade"].to_numpy()[o], first) if len(k) else np.zeros(0, np.int64)
@@ -660,7 +919,29 @@ def _judged_codes(da: pa.ChunkedArray, vs: pa.Array, a: int, b: int) -> np.ndarr
     return pc.coalesce(pc.index_in(da.slice(a, b - a), value_set=vs, memory_pool=_POOL),
                        pa.scalar(UNJUDGED, pa.int32()), memory_pool=_POOL).to_numpy()     # (read-only)
 
-def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool) -> Campaign:
+_CELL_BYTES = 4 + 2 + 8     # one ranked position in the dense arrays: doc code, grade, score
+
+def _dense_cap(max_dense_bytes: int | None) -> int:
+    "The cap on the dense arrays' size: the argument, else $IRINNOV_MAX_DENSE_BYTES, else half the machine's memory."
+    if max_dense_bytes is not None: return int(max_dense_bytes)
+    env = os.environ.get("IRINNOV_MAX_DENSE_BYTES")
+    if env is not None:
+        try: return int(float(env))
+        except ValueError: raise ValueError(f"IRINNOV_MAX_DENSE_BYTES={env!r} is not a number of bytes") from None
+    try: return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError, AttributeError): return 8 << 30
+
+def _no_common_topics(L: _Lists, topics: np.ndarray, disjoint: str):
+    "No run topic is in the qrels: most likely the wrong qrels file, so say it (or raise, or stay quiet)."
+    if disjoint == "ignore": return
+    msg = (f"no run topic is in the qrels: wrong qrels file? (runs: {len(L.queries)} topics such as "
+           f"{str(L.queries[0])!r}; qrels: {len(topics)} topics such as {str(topics[0]) if len(topics) else None!r}); "
+           "every list is empty for the qrels topics")
+    if disjoint == "error": raise ValueError(msg)
+    warnings.warn(msg, UserWarning, stacklevel=4)
+
+def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool, depth: int | None = None,
+            max_dense_bytes: int | None = None, disjoint: str = "warn") -> Campaign:
     L = _lists(runs, score_dtype)
     if len(L.systems) == 0: raise ValueError("no runs: a campaign needs at least one system")
     if not _is_marked(runs): _check_unique(runs, L)
@@ -668,12 +949,24 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
     S, Q, J = len(L.systems), len(topics), max(len(judged), 1)
     ltopic = pd.Index(topics).get_indexer(L.queries)[L.query]   # topic of each list, -1 if not in the qrels
     keep = ltopic >= 0                                          # the lists of qrels topics fill the arrays
-    D = int(L.lens[keep].max()) if keep.any() else 0
+    if not keep.any(): _no_common_topics(L, topics, disjoint)
+    longest = int(L.lens[keep].max()) if keep.any() else 0
+    # pad to the depth cut, not to the longest list; at least one (padding) column, so that reductions over ranks
+    # (argmax, any) stay defined when every list is empty
+    D = max(longest if depth is None else min(longest, depth), 1)
+    need, cap = S * Q * D * _CELL_BYTES, _dense_cap(max_dense_bytes)
+    if need > cap:
+        big = int(np.flatnonzero(keep)[np.argmax(L.lens[keep])]) if keep.any() else None
+        where = "" if big is None else (f": the longest list, system {str(L.systems[L.system[big]])!r} topic "
+                                        f"{str(L.queries[L.query[big]])!r}")
+        raise MemoryError(f"the campaign's dense arrays would take {need / 2**30:.3g} GiB ({S} systems × {Q} topics × "
+                          f"{D} ranks{where}); cut the lists with depth= (trec_eval -M), or raise the cap of "
+                          f"{cap / 2**30:.3g} GiB with max_dense_bytes= or IRINNOV_MAX_DENSE_BYTES")
     lengths = np.zeros((S, Q), np.int64)
-    lengths[L.system[keep], ltopic[keep]] = L.lens[keep]
+    lengths[L.system[keep], ltopic[keep]] = np.minimum(L.lens[keep], D)
     cell = L.system.astype(np.int64) * Q + ltopic               # (system, topic) cell of each list (if kept)
-    # all lists there and D long: every cell is written, no need to pre-fill PAD, NaN and NO_GRADE
-    every = int(keep.sum()) == S * Q and bool((L.lens[keep] == D).all())
+    # all lists there and at least D long: every cell is written, no need to pre-fill PAD, NaN and NO_GRADE
+    every = int(keep.sum()) == S * Q and bool((L.lens[keep] >= D).all())
     alloc = lambda dt, fill: np.empty(S * Q * D, dt) if every else np.full(S * Q * D, fill, dt)
     docs, scores, grades = alloc(np.int32, PAD), alloc(np.float64, np.nan), alloc(np.int16, NO_GRADE)
     # a judged (topic, doc)'s grade: a dense (topic, judged doc) table when that is small, else a sorted search
@@ -691,7 +984,13 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
     da = _chunked(runs["doc"])
     vs = pa.array(judged, type=da.type)
     score = runs["score"].to_numpy()
-    dc_all = None if L.in_place else _judged_codes(da, vs, 0, len(runs))
+    if L.in_place: dc_all = None
+    elif L.doc_values is not None:      # each distinct doc id matched once, then spread to the rows by integer code
+        per_value = _judged_codes(pa.chunked_array([L.doc_values]), pa.array(judged, type=L.doc_values.type), 0,
+                                  len(L.doc_values))
+        dc_all = per_value[L.doc_rank] if len(per_value) else np.zeros(0, np.int32)
+        L.doc_values = L.doc_rank = None     # not needed any more (the cache keeps the lists)
+    else: dc_all = _judged_codes(da, vs, 0, len(runs))
     # a batch of whole lists (≈ _BLOCK positions) at a time: the codes, scores and grades of its positions go
     # straight into the dense arrays, with temporaries of a few MB
     nl = len(L.lens)
@@ -715,41 +1014,146 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
         if kp.all() and (lens == D).all():    # whole rows of the (S·Q, D) arrays
             c = cell[l0:l1]
             for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr.reshape(S * Q, D)[c] = v.reshape(-1, D)
-        else:
-            flat = np.repeat(cell[l0:l1] * D - (L.starts[l0:l1] - a), lens) + np.arange(b - a)
-            m = np.repeat(kp, lens)
-            for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[flat[m]] = v[m]
+        else:                                 # position by position, those of kept lists above the depth cut
+            rank = np.arange(b - a) - np.repeat(L.starts[l0:l1] - a, lens)
+            m = np.repeat(kp, lens) & (rank < D)
+            flat = (np.repeat(cell[l0:l1] * D, lens) + rank)[m]
+            for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[flat] = v[m]
         t0, t1 = np.searchsorted(L.tie_pos, [a, b]) if L.in_place else (0, 0)
-        if t1 > t0:                           # each tied position takes its row's entries, from the same list
+        if t1 > t0:                           # each tied position takes its row's entries (a row of the same list)
             tp, tr = L.tie_pos[t0:t1], L.tie_rows[t0:t1]
             li = l0 + np.searchsorted(L.starts[l0:l1], tp, side="right") - 1
-            k = keep[li]
-            base = cell[li[k]] * D - L.starts[li[k]]
-            dst, src = base + tp[k], base + tr[k]
-            for arr in (docs, scores, grades): arr[dst] = arr[src]
-    ordered = None
-    if keep_runs:
-        def ordered():
-            o = L.sorted_order()
-            out = runs.iloc[L.rows()[o]].reset_index(drop=True)
-            out["rank"] = L.rank0()[o] + 1
-            return _mark_unique(out)
-    return Campaign(L.systems, topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
-                    lengths, judged, q, score_dtype, ordered)
+            k = keep[li] & (tp - L.starts[li] < D)
+            dst, src = cell[li[k]] * D + (tp[k] - L.starts[li[k]]), tr[k] - a
+            for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[dst] = v[src]
+    c = Campaign(L.systems, topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
+                 lengths, judged, q, score_dtype, None)
+    return c, L
+
+def _ordered_fn(runs: pd.DataFrame, L: _Lists, depth: int | None):
+    "A function building the ordered runs frame (with `rank`, top `depth`) on first use."
+    def ordered():
+        o = L.sorted_order()
+        rank = L.rank0()[o] + 1
+        keep_rows = None if depth is None else rank <= depth
+        out = runs.iloc[L.rows()[o] if keep_rows is None else L.rows()[o][keep_rows]].reset_index(drop=True)
+        out["rank"] = rank if keep_rows is None else rank[keep_rows]
+        return _mark_unique(out)
+    return ordered
+
 
 
 # %% ../nbs/00_trec.ipynb #42ca72a5
-def prepare(runs, qrels=None, score_dtype: str = "float32", keep_runs: bool = True) -> Campaign:
+_CACHE: OrderedDict = OrderedDict()   # (id(runs), id(qrels), options) -> _Entry; the last few encodings
+CACHE_SIZE = 4                        # encodings kept for callers that pass the same (runs, qrels) frames again
+
+@dataclass
+class _Entry:
+    refs: tuple            # weak references to the runs and qrels frames
+    prints: tuple          # their fingerprints when encoded
+    campaign: Campaign     # the encoding (without its runs frame: the caller's frame is attached on each hit)
+    lists: _Lists          # the order, to rebuild the ordered runs frame
+    check: int             # checksum of the campaign's grades and docs (a caller that wrote into them invalidates it)
+
+def _fingerprint(df) -> tuple | None:
+    "What must be unchanged for an encoding of this frame to stand: its columns, the identity of its Arrow string "
+    "arrays (immutable), a CRC-32 of its numeric columns; None for a frame that cannot be fingerprinted cheaply."
+    if not isinstance(df, pd.DataFrame): return None
+    out = [tuple(map(str, df.columns)), len(df)]
+    for c in df.columns:
+        col = df[c]
+        if hasattr(getattr(col, "array", None), "__arrow_array__"):
+            out.append(col.array.__arrow_array__())        # the very Arrow array: compared with `is`
+        elif col.dtype.kind in "iufb":
+            a = np.ascontiguousarray(col.to_numpy())
+            out.append((a.dtype.str, zlib.crc32(memoryview(a).cast("B"))))
+        else: return None                                   # object columns can change in place unseen
+    return tuple(out)
+
+def _same(p1: tuple, p2: tuple) -> bool:
+    return len(p1) == len(p2) and all(a is b if isinstance(a, (pa.Array, pa.ChunkedArray)) else a == b
+                                      for a, b in zip(p1, p2))
+
+def _arrays_check(c: Campaign) -> int:
+    return zlib.crc32(memoryview(np.ascontiguousarray(c.docs)).cast("B"),
+                      zlib.crc32(memoryview(np.ascontiguousarray(c.grades)).cast("B")))
+
+def _cache_get(runs, qrels, opts) -> Campaign | None:
+    "The cached encoding of these very frames with these options, if they are unchanged since."
+    e = _CACHE.get((id(runs), id(qrels), opts))
+    if e is None or e.refs[0]() is not runs or e.refs[1]() is not qrels: return None
+    if not (_same(e.prints[0], _fingerprint(runs) or ()) and _same(e.prints[1], _fingerprint(qrels) or ())
+            and e.check == _arrays_check(e.campaign)):
+        _CACHE.pop((id(runs), id(qrels), opts), None)
+        return None
+    _CACHE.move_to_end((id(runs), id(qrels), opts))
+    keep_runs, depth = opts[1], opts[2]
+    return replace(e.campaign, runs_fn=_ordered_fn(runs, e.lists, depth) if keep_runs else None)
+
+def _cache_put(runs, qrels, opts, c: Campaign, L: _Lists):
+    "Remember an encoding of two frames (dropped when either frame is garbage-collected)."
+    if CACHE_SIZE < 1: return
+    prints = (_fingerprint(runs), _fingerprint(qrels))
+    if prints[0] is None or prints[1] is None: return
+    key = (id(runs), id(qrels), opts)
+    drop = lambda _, k=key: _CACHE.pop(k, None)
+    try: refs = (weakref.ref(runs, drop), weakref.ref(qrels, drop))
+    except TypeError: return
+    _CACHE[key] = _Entry(refs, prints, c, L, _arrays_check(c))
+    while len(_CACHE) > CACHE_SIZE: _CACHE.popitem(last=False)
+
+def clear_cache():
+    "Forget every cached encoding (they are also dropped when their frames are)."
+    _CACHE.clear()
+
+def _check_runs_frame(runs: pd.DataFrame):
+    "The checks of a file for a runs frame no reader produced: no missing system, query or doc, no NaN score."
+    _check_keys(runs, RUN_COLUMNS[:3], "runs")
+    nan = np.isnan(runs["score"].to_numpy())
+    if nan.any(): raise _row_error(runs, int(np.flatnonzero(nan)[0]), "runs", "score is NaN", RUN_COLUMNS[:3])
+
+def _check_qrels_frame(qrels: pd.DataFrame):
+    "The checks of a file for a qrels frame: no missing query, doc or subtopic, grades within int16."
+    keys = [c for c in ("query", "subtopic", "doc") if c in qrels.columns]
+    _check_keys(qrels, keys, "qrels")
+    g = qrels["grade"].to_numpy()
+    if len(g) and (g.min() < -MAX_GRADE or g.max() > MAX_GRADE):
+        i = int(np.flatnonzero(np.abs(g.astype(np.int64)) > MAX_GRADE)[0])
+        raise _row_error(qrels, i, "qrels", _GRADE_RANGE.format(int(g[i])), keys)
+
+def prepare(runs,                             # runs (frame, file, dict, ...) or a `Campaign` (returned as it is, cut to `depth`)
+            qrels=None,                       # qrels (frame, file, dict, ...); None with a `Campaign`
+            score_dtype: str = "float32",     # compare scores as 'float32' (trec_eval 9.0.x) or 'float64'
+            keep_runs: bool = True,           # keep what `Campaign.runs` needs to rebuild the ordered runs frame
+            *,
+            depth: int | None = None,         # keep each list's top `depth` documents (trec_eval -M), cut while encoding
+            max_dense_bytes: int | None = None,  # refuse dense arrays larger than this (default: half the memory)
+            disjoint: str = "warn",           # no run topic in the qrels: 'warn', 'error' or 'ignore'
+           ) -> Campaign:
     "Encode `(runs, qrels)` once into a `Campaign`; a `Campaign` is returned as it is."
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise ValueError(f"depth must be a positive integer or None, not {depth!r}")
+    if disjoint not in ("warn", "error", "ignore"): raise ValueError(f"disjoint must be 'warn', 'error' or 'ignore', not {disjoint!r}")
     if isinstance(runs, Campaign):
         if qrels is not None and not isinstance(qrels, Campaign):
             raise ValueError("got a Campaign and qrels: a Campaign already holds its qrels")
-        return runs
+        return runs.truncate(depth)
     if qrels is None: raise ValueError("qrels are required unless a Campaign is given")
-    runs = runs if _is_runs_frame(runs) else as_runs(runs)
-    qrels = qrels if (isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns)
-                      and qrels["grade"].dtype.kind == "i") else as_qrels(qrels)
-    return _encode(runs, qrels, score_dtype, keep_runs)
+    depth = None if depth is None else int(depth)
+    opts = (score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
+    hit = _cache_get(runs, qrels, opts)     # the same, unchanged frames encoded a moment ago (a naive caller)
+    if hit is not None: return hit
+    given = (runs, qrels)
+    if _is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
+        if not _is_marked(runs): _check_runs_frame(runs)
+    else: runs = as_runs(runs)
+    if isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns) and qrels["grade"].dtype.kind == "i":
+        _check_qrels_frame(qrels)       # (a conflicting or repeated judgment is found while coding it)
+        if "subtopic" in qrels.columns: qrels = _check_qrels(qrels, "qrels")
+    else: qrels = as_qrels(qrels)
+    c, L = _encode(runs, qrels, score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
+    if runs is given[0] and qrels is given[1]: _cache_put(runs, qrels, opts, c, L)   # frames used as they are
+    return replace(c, runs_fn=_ordered_fn(runs, L, depth) if keep_runs else None)
 
 # %% ../nbs/00_trec.ipynb #577dbdc4
 def _relevant(self: Campaign, threshold: int = 1) -> np.ndarray:

@@ -358,8 +358,9 @@ def test_runs_of_topics_outside_the_qrels_are_ranked_per_query():
                                                           ["y", "c", 1], ["y", "d", 2]]
     pd.testing.assert_frame_equal(r, order_runs(runs))
     # no list of any qrels topic at all: an empty campaign, whose runs are still all there
-    c = prepare(runs[runs["query"] != "1"], qrels)
-    assert c.docs.shape == (1, 1, 0) and c.lengths.tolist() == [[0]] and len(c.runs) == 4
+    with pytest.warns(UserWarning, match="no run topic is in the qrels"): c = prepare(runs[runs["query"] != "1"], qrels)
+    # one padding column keeps reductions over ranks (argmax, any) defined
+    assert c.docs.shape == (1, 1, 1) and c.docs.tolist() == [[[PAD]]] and c.lengths.tolist() == [[0]] and len(c.runs) == 4
 
 
 def test_prepare_refuses_duplicates_in_frames():
@@ -388,7 +389,7 @@ def test_more_bad_lines(tmp_path):
     f = tmp_path / "u"
     f.write_bytes(b"1 Q0 a 1 0.5 t\n1 Q0 \xff\xfe 2 0.4 t\n")
     with pytest.raises(TrecFormatError, match=r"u:2: the line is not valid UTF-8"): read_run(f)
-    with pytest.raises(ValueError, match=r"non-integer grade 1\.5 in row 1"):
+    with pytest.raises(ValueError, match=r"qrels: non-integer grade 1\.5 for query '1', doc 'b' \(row 1\)"):
         as_qrels(pd.DataFrame({"query": ["1", "1"], "doc": ["a", "b"], "grade": [1, 1.5]}))
     with pytest.raises(ValueError, match="either system= or tag"): read_run(tmp_path / "missing", system="x", tag=True)
 
