@@ -1003,7 +1003,8 @@ _COVID = "castorini/TREC-COVID"
 # %% ../nbs/01_datasets.ipynb #3bd12b90
 _ANSERINI = "castorini/anserini-tools"
 
-def read_leaderboard(path) -> pd.DataFrame:
+def read_leaderboard(path,  # a TREC-COVID `round<N>/leaderboard.csv`
+                     ) -> pd.DataFrame:
     "A TREC-COVID leaderboard CSV indexed by run name (index `system`), all columns kept (`tag`→`run`, `type`→`runtype`)."
     df = pd.read_csv(path, dtype=str)
     df = df.rename(columns={"tag": "run", "type": "runtype"})
@@ -1098,7 +1099,8 @@ register(DatasetInfo(
 _DLRUNS = "Parry-Parry/sigir25-annotation"
 _BROWSER = "usnistgov/trec-browser"
 
-def read_trec_browser_runs(path) -> pd.DataFrame:
+def read_trec_browser_runs(path,  # a TREC browser `browser/src/docs/<trec>/<track>/runs.md`
+                           ) -> pd.DataFrame:
     "Parse a TREC browser `runs.md` into a frame indexed by run: team, track, year, submission, type, task, md5, description."
     keys = {"Participant": "team", "Track": "track", "Year": "year", "Submission": "submission", "Type": "type",
             "Task": "task", "MD5": "md5", "Run description": "description"}
@@ -1115,7 +1117,8 @@ def read_trec_browser_runs(path) -> pd.DataFrame:
     if df.system.duplicated().any(): raise ValueError(f"{path}: run {df.system[df.system.duplicated()].iloc[0]!r} listed twice")
     return df.set_index("system")
 
-def read_trec_browser_results(path) -> pd.DataFrame:
+def read_trec_browser_results(path,  # a TREC browser `browser/src/docs/<trec>/<track>/results.md`
+                              ) -> pd.DataFrame:
     "Parse a TREC browser `results.md` into the official leaderboard: one row per run, columns (summary, measure)."
     rows, run, block = {}, None, None
     for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
@@ -1194,7 +1197,10 @@ register(DatasetInfo(
 def _zero_below(qrels: pd.DataFrame, threshold: int) -> pd.DataFrame:
     return qrels.assign(grade=qrels.grade.where(qrels.grade >= threshold, 0))
 
-def reproduce_leaderboard(ds: Dataset, *, decimals: int = 4) -> pd.DataFrame:
+def reproduce_leaderboard(ds: Dataset,  # a loaded dataset that has a published leaderboard (`ds.leaderboard`)
+                          *,
+                          decimals: int = 4,  # the decimals the leaderboard prints
+                          ) -> pd.DataFrame:
     "Recompute each published leaderboard value of `ds` from its runs and qrels; one row per (system, column)."
     from irinnov.metrics import evaluate
     spec = _info(ds.name).official
