@@ -290,3 +290,26 @@ def test_trec_covid_leaderboard(covid):
     official = covid.meta[["MAP", "p@5", "ndcg@10", "bpref"]].set_axis(ours.columns, axis=1).loc[ours.index]
     assert len(ours) == 143
     np.testing.assert_array_equal(ours.round(4).to_numpy(), official.to_numpy())
+
+
+def test_dict_of_dicts_and_paths(tmp_path):
+    "pytrec_eval/ranx-style {query: {doc: score}} and {query: {doc: grade}}, and file paths, give the frames' values."
+    runs, qrels = campaign(11, n_sys=1)
+    run_d, qrels_d = {}, {}
+    for q, d, s in runs[["query", "doc", "score"]].itertuples(index=False): run_d.setdefault(q, {})[d] = s
+    for q, d, g in qrels.itertuples(index=False): qrels_d.setdefault(q, {})[d] = int(g)
+    names = ["map", "P.5,10", "ndcg_cut.10", "Rprec", "bpref", "recip_rank", "num_rel_ret"]
+    want = M.evaluate(runs, qrels, names, complete=False)
+    got = M.evaluate(run_d, qrels_d, names, complete=False)
+    np.testing.assert_allclose(got.to_numpy(), want.to_numpy(), rtol=0, atol=1e-15)
+    # the dicts against pytrec_eval itself, per topic
+    ev = pytrec_eval.RelevanceEvaluator(qrels_d, {"map", "P.5"})
+    per = M.evaluate(run_d, qrels_d, ["map", "P_5"], per_topic=True)
+    for q, vals in ev.evaluate(run_d).items():
+        assert abs(per.loc[("run", q), "map"] - vals["map"]) <= 1e-12 and abs(per.loc[("run", q), "P_5"] - vals["P_5"]) <= 1e-12
+    rp, qp = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    rp.write_text("".join(f"{q} Q0 {d} {i} {s!r} x\n" for i, (q, d, s) in enumerate(runs[["query", "doc", "score"]].itertuples(index=False))))
+    qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels.itertuples(index=False)))
+    np.testing.assert_allclose(M.evaluate(str(rp), str(qp), names, complete=False).to_numpy(), want.to_numpy(), atol=1e-15)
+    with pytest.raises(ValueError, match="q1|score|NaN|nan"):
+        M.evaluate({"q1": {"a": float("nan")}}, qrels_d, ["map"])
