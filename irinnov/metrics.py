@@ -5,13 +5,14 @@
 # %% ../nbs/02_metrics.ipynb #b1ed7a4c
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .trec import NO_GRADE, Campaign, prepare
+from .trec import NO_GRADE, Campaign, prepare, read_qrels, read_runs
 
 # %% auto #0
 __all__ = ['MIN_GEO_MEAN', 'INFAP_EPSILON', 'GDEVAL_MAX_GRADE', 'precision', 'recall', 'average_precision', 'reciprocal_rank',
@@ -152,7 +153,10 @@ def _version(trec_eval_version) -> str:
                      f"not {trec_eval_version!r}")
 
 def _campaign(runs, qrels, version: str) -> Campaign:
-    "The campaign, ordering scores as the chosen trec_eval does (9.0.x: float32, 10.0: double)."
+    "The campaign, ordering scores as the chosen trec_eval does (9.0.x: float32, 10.0: double; 10.0 files may hold `#` comments)."
+    if version == "10":
+        if isinstance(runs, (str, os.PathLike)): runs = read_runs(runs, comments=True)
+        if isinstance(qrels, (str, os.PathLike)): qrels = read_qrels(qrels, comments=True)
     return prepare(runs, qrels, score_dtype="float64" if version == "10" else "float32")
 
 def _measures_given_as_qrels(runs, qrels, measures):

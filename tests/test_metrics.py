@@ -313,3 +313,13 @@ def test_dict_of_dicts_and_paths(tmp_path):
     np.testing.assert_allclose(M.evaluate(str(rp), str(qp), names, complete=False).to_numpy(), want.to_numpy(), atol=1e-15)
     with pytest.raises(ValueError, match="q1|score|NaN|nan"):
         M.evaluate({"q1": {"a": float("nan")}}, qrels_d, ["map"])
+
+
+def test_version_10_reads_comment_lines(tmp_path):
+    "trec_eval 10.0 skips '#' lines in runs and qrels: so does evaluate(path, path, trec_eval_version='10'); 9.0.x refuses them."
+    rp, qp = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    rp.write_text("# a comment\n1 Q0 a 1 2.0 x\n1 Q0 b 2 1.0 x\n")
+    qp.write_text("# judged by hand\n1 0 a 0\n1 0 b 1\n")
+    assert M.evaluate(str(rp), str(qp), ["map"], trec_eval_version="10").loc[:, "map"].tolist() == [0.5]
+    with pytest.raises(ValueError, match="run.txt:1"):
+        M.evaluate(str(rp), str(qp), ["map"])
