@@ -195,3 +195,29 @@ def test_trec_dl_2020_passage(binaries, tmp_path):
     cases, compared, bad = parity(binaries, runs, qrels, tmp_path, [["-c", "-l2"]])
     assert not bad, bad[:10]
     assert cases == 59 * 2
+
+
+NOT_OFFERED = ("utility", "binG", "G", "ndcg_rel", "Rndcg", "relstring", "rbp", "rbp_resid", "unj_5", "unj_10", "unj_20")
+
+
+@pytest.mark.parametrize("version", ["9", "10"])
+@pytest.mark.parametrize("flags", [[], ["-q"], ["-q", "-c", "-l2"], ["-q", "-c", "-M100"]])
+def test_cli_prints_what_trec_eval_prints(binaries, tmp_path, version, flags):
+    "`irinnov evaluate` on one run: trec_eval's output line for line (the measures irinnov offers), both versions."
+    import subprocess, sys
+    if not TREC_EVAL_TEST.is_dir(): pytest.skip(f"no trec_eval test files under {MIRROR}")
+    res = tmp_path / "results"
+    # a run missing topic 302 (results.trunc, junk after column 6 cut off)
+    res.write_text("".join(" ".join(l.split()[:6]) + "\n" for l in (TREC_EVAL_TEST / "results.trunc").read_text().splitlines()
+                           if l.strip()))
+    qrels = TREC_EVAL_TEST / ("qrels.rel_level" if "-l2" in flags else "qrels.test")
+    if version == "10" and "-c" not in flags: res = TREC_EVAL_TEST / "results.test"     # 10.0 refuses a missing topic
+    names = ["-m", "all_trec"]
+    r = subprocess.run([str(binaries[version]), *flags, *names, str(qrels), str(res)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    want = [l for l in r.stdout.splitlines() if l.split("\t")[0].strip() not in NOT_OFFERED]
+    irinnov = Path(sys.executable).with_name("irinnov")
+    got = subprocess.run([str(irinnov), "evaluate", "--trec-eval", version, "--tag", *flags, *names, str(qrels), str(res)],
+                         capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.splitlines() == want
