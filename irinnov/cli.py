@@ -13,11 +13,11 @@ import sys
 import warnings
 
 # %% auto #0
-__all__ = ['DEFAULT_MEASURES', 'CliError', 'run_paths', 'evaluate_command', 'report_command', 'datasets_command', 'build_parser',
-           'main']
+__all__ = ['DEFAULT_MEASURES', 'CliError', 'run_paths', 'split_measures', 'evaluate_command', 'report_command',
+           'datasets_command', 'build_parser', 'main']
 
 # %% ../nbs/30_cli.ipynb #f6537813
-DEFAULT_MEASURES = ("AP", "P@10", "nDCG@10", "RR", "bpref")
+DEFAULT_MEASURES = ("official",)
 
 class CliError(Exception):
     "An error the command reports as one line on stderr, with its exit code (2: usage, 1: data)."
@@ -48,52 +48,151 @@ def _depth(v: str) -> int | None:
     if d < 0: raise argparse.ArgumentTypeError(f"invalid depth {v!r}: give an integer ≥ 0 (0 = whole lists)")
     return d or None
 
-def _fmt(v: float) -> str:
-    "Four decimals as trec_eval prints them (a value that rounds to zero prints unsigned)."
+def _level(v: str) -> int:
+    try: d = int(v)
+    except ValueError: d = 0
+    if d < 1: raise argparse.ArgumentTypeError(f"invalid relevance level {v!r}: give an integer ≥ 1")
+    return d
+
+def _fmt(v: float, integer: bool = False) -> str:
+    "A value as trec_eval prints it: `%ld` for counts, `%6.4f` otherwise (a value that rounds to zero prints unsigned)."
     if not math.isfinite(v): return str(v)
-    s = f"{v:.4f}"
+    if integer: return str(int(round(v)))
+    s = f"{v:6.4f}"
     return "0.0000" if s == "-0.0000" else s
 
-def _records(tables, per_query: bool):
-    "Yield (system, measure, query, value): per query (with -q) then 'all', system by system, as trec_eval -q does."
-    systems = list(tables[0][1].index)
-    queries = sorted(set().union(*(map(str, t.columns) for _, t in tables)))
-    for s in systems:
+# %% ../nbs/30_cli.ipynb #00e64b10
+def split_measures(tokens) -> list:
+    "Measure names from `-m` arguments: repeated, comma- or space-separated (`map,P.10`, `'AP P@10'`); the commas of a name's own parameters (`P.5,10`, `RBP(p=0.5,graded)`) stay."
+    out = []
+    for word in (w for t in tokens for w in str(t).split()):
+        cur, depth = "", 0
+        for i, ch in enumerate(word):
+            depth += (ch == "(") - (ch == ")")
+            if ch == "," and depth == 0 and word[i + 1:i + 2].isalpha():
+                out.append(cur)
+                cur = ""
+            else: cur += ch
+        if cur: out.append(cur)
+    return out
+
+_VALUED = ("-M", "--depth", "-l", "--format", "--trec-eval", "--measure")
+
+def _gather_measures(argv: list) -> list:
+    "`evaluate` arguments in the order argparse wants: options first (every `-m` list as `--measure NAME` pairs), then the files. A `-m` list ends at the next option or at a token naming an existing file, directory or glob, so options go before or after the files, as with trec_eval."
+    import glob
+    opts, files, names, i = [], [], [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            files += argv[i + 1:]
+            break
+        if a in ("-m", "--measure") or a.startswith("--measure=") or (a.startswith("-m") and len(a) > 2):
+            if a in ("-m", "--measure"):
+                if i + 1 == len(argv): raise CliError("argument -m/--measure: expected a measure name", 2)
+                names.append(argv[i + 1])
+                i += 2
+            else:
+                names.append(a.split("=", 1)[1] if a.startswith("--measure=") else a[2:])
+                i += 1
+            while i < len(argv) and not argv[i].startswith("-") and not (os.path.exists(argv[i]) or glob.glob(argv[i])):
+                names.append(argv[i])
+                i += 1
+        elif a.startswith("-") and len(a) > 1:
+            opts.append(a)
+            if a in _VALUED and i + 1 < len(argv): opts.append(argv[i + 1]); i += 1
+            i += 1
+        else:
+            files.append(a)
+            i += 1
+    return opts + [x for n in names for x in ("--measure", n)] + (["--"] + files if files else [])
+
+# %% ../nbs/30_cli.ipynb #b96ff57c
+def _specs(names: list, level: int):
+    "Classic names (irinnov.metrics) and innovation-aware ones (irinnov.report); one error listing both for a typo."
+    from irinnov import metrics
+    from irinnov.report import KNOWN_MEASURES, MeasureError, parse_measure
+    classic, innovation = [], []
+    for n in names:
+        try:
+            metrics.expand_measures([n], threshold=level)
+            classic.append(n)
+            continue
+        except ValueError as e:
+            if "unknown measure" not in str(e): raise CliError(str(e).removeprefix("measures: "), 2) from None
+        try: spec = parse_measure(n)
+        except MeasureError as e:
+            if not str(e).startswith("unknown measure"): raise CliError(str(e), 2) from None
+            raise CliError(f"unknown measure {n!r}; known measures: {', '.join(KNOWN_MEASURES)} (k, n, a are numbers); "
+                           f"also {metrics._KNOWN}", 2) from None
+        if spec.family == "classic": classic.append(n)
+        else: innovation.append(spec)
+    return classic, innovation
+
+def _innovation_records(c, specs, per_query: bool) -> "pd.DataFrame":
+    "Per-query values (over each method's own topics: those with a relevant document) and row means of the five methods."
+    import numpy as np
+    import pandas as pd
+    parts = []
+    for s in specs:
+        t = s(c)
         if per_query:
-            for q in queries:
-                for name, t in tables:
-                    if q in t.columns: yield s, name, q, float(t.at[s, q])
-        for name, t in tables: yield s, name, "all", float(t.loc[s].mean())
+            st = t.stack()
+            parts.append(pd.DataFrame({"system": st.index.get_level_values(0).astype(str), "measure": s.name,
+                                       "query": st.index.get_level_values(1).astype(str), "value": st.to_numpy(),
+                                       "integer": False, "_o": 0}))
+        parts.append(pd.DataFrame({"system": t.index.astype(str), "measure": s.name, "query": "all",
+                                   "value": t.mean(axis=1).to_numpy(), "integer": False, "_o": 1}))
+    return pd.concat(parts, ignore_index=True) if parts else None
 
 def evaluate_command(args) -> int:
-    "`irinnov evaluate`: trec_eval-style values of the named measures for every run."
-    from irinnov.report import parse_measure
+    "`irinnov evaluate`: trec_eval's output for every run, classic measures as trec_eval computes them."
+    import pandas as pd
+    from irinnov import metrics
     from irinnov.trec import prepare, read_qrels, read_runs
-    specs = [parse_measure(m) for m in (args.measure or DEFAULT_MEASURES)]    # name errors before any reading
-    qrels = read_qrels(args.qrels)
-    runs = read_runs(run_paths(args.runs), tag=args.tag)
-    c = prepare(runs, qrels).truncate(args.depth)
-    for s in specs:
+    version = metrics._version(args.trec_eval)
+    classic, innovation = _specs(split_measures(args.measure or DEFAULT_MEASURES), args.l)  # before any reading
+    comments = version == "10"                      # trec_eval 10.0 skips lines starting with '#'
+    qrels = read_qrels(args.qrels, comments=comments)
+    runs = read_runs(run_paths(args.runs), tag=args.tag, comments=comments)
+    c = prepare(runs, qrels, score_dtype="float64" if version == "10" else "float32").truncate(args.depth)
+    for s in innovation:
         if s.family in ("novelty", "rpp") and len(c.systems) < 2:
             raise CliError(f"{s.name} compares each run with the others: give at least two runs")
-    tables = [(s.name, s(c)) for s in specs]
-    recs = _records(tables, args.q)
-    out = sys.stdout
-    if args.format == "table":
-        width = max(22, *(len(n) for n, _ in tables))
-        last = None
-        for s, m, q, v in recs:
-            if s != last:
-                out.write(f"{'runid':<{width}}\tall\t{s}\n")
-                last = s
-            out.write(f"{m:<{width}}\t{q}\t{_fmt(v)}\n")
-    elif args.format == "tsv":
-        out.write("system\tmeasure\tquery\tvalue\n")
-        for s, m, q, v in recs: out.write(f"{s}\t{m}\t{q}\t{v!r}\n")
-    else:
-        rows = [{"system": s, "measure": m, "query": q, "value": v if math.isfinite(v) else None} for s, m, q, v in recs]
-        out.write(json.dumps(rows, indent=1, allow_nan=False) + "\n")
+    parts, runid = [], False
+    if classic:
+        recs = metrics.trec_eval_records(c, measures=classic, per_query=args.q, summary=True, complete=args.c,
+                                         threshold=args.l, trec_eval_version=version)
+        runid = recs.attrs["runid"]
+        parts.append(recs.assign(_o=(recs["query"] == "all").astype(int)))
+    if innovation: parts.append(_innovation_records(c, innovation, args.q))
+    recs = pd.concat(parts, ignore_index=True).sort_values(["system", "_o"], kind="stable")
+    if args.n: recs = recs[recs._o == 0]
+    _write(recs, args.format, several=len(c.systems) > 1, runid=runid)
     return 0
+
+def _write(recs, fmt: str, several: bool, runid: bool):
+    "Print the records: trec_eval's layout (`%-22s\\t%s\\t%6.4f`; a `runid` line opens each run when there are several, or where trec_eval prints it), tsv or json."
+    out = sys.stdout
+    if fmt == "table":
+        width = 22
+        last, summary_started = None, False
+        for s, m, q, v, integer, o in recs[["system", "measure", "query", "value", "integer", "_o"]].itertuples(index=False):
+            if s != last:
+                last, summary_started = s, False
+                if several: out.write(f"{'runid':<{width}}\tall\t{s}\n")
+            if o == 1 and not summary_started:
+                summary_started = True
+                if runid and not several: out.write(f"{'runid':<{width}}\tall\t{s}\n")
+            out.write(f"{m:<{width}}\t{q}\t{_fmt(v, integer)}\n")
+    elif fmt == "tsv":
+        out.write("system\tmeasure\tquery\tvalue\n")
+        for s, m, q, v in recs[["system", "measure", "query", "value"]].itertuples(index=False):
+            out.write(f"{s}\t{m}\t{q}\t{float(v)!r}\n")
+    else:
+        rows = [{"system": s, "measure": m, "query": q, "value": float(v) if math.isfinite(v) else None}
+                for s, m, q, v in recs[["system", "measure", "query", "value"]].itertuples(index=False)]
+        out.write(json.dumps(rows, indent=1, allow_nan=False) + "\n")
 
 # %% ../nbs/30_cli.ipynb #3355878f
 def _label_columns(meta):
@@ -179,21 +278,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"irinnov {__version__}")
     sub = p.add_subparsers(dest="command", metavar="{evaluate,report,datasets}", required=True)
     e = sub.add_parser("evaluate", help="trec_eval-style evaluation of runs",
-                       description="Evaluate runs against qrels, trec_eval style: measure, query (or 'all'), value. "
-                                   "Measures are named as researchers write them (quote names with parentheses): "
-                                   "AP, AP@100, P@10, R@100, nDCG, nDCG@10, RR, 'RBP(p=0.8)', bpref, Rprec, "
-                                   "'P@100_rareness(alpha=0.5)', 'AP_rareness@100(alpha=1)', U, RPP, dcgRPP, invRPP, ASL, "
-                                   "ASL@g1-10, 'ASL(pad=1000)', RIC. Rareness, U and RPP depend on the set of runs given. "
-                                   "Topics are the qrels topics with a relevant document (trec_eval -c).")
+                       description="Evaluate runs against qrels as trec_eval does and print its layout: measure, "
+                                   "query (or 'all'), value. Measures: trec_eval's names and sets (map, P.5,10, "
+                                   "ndcg_cut.10, iprec_at_recall, official, all_trec, ...), ir_measures' names (AP, "
+                                   "P@10, nDCG@10, Judged@10, ERR@20, infAP, ...) and the innovation-aware ones "
+                                   "('P@100_rareness(alpha=0.5)', 'AP_rareness@100(alpha=1)', U, RPP, ASL, RIC; "
+                                   "these depend on the set of runs given and use the topics with a relevant "
+                                   "document). Quote names with parentheses. Options go before or after the files.")
     e.add_argument("qrels", metavar="QRELS", help="qrels file (plain or .gz)")
     e.add_argument("runs", metavar="RUN", nargs="+", help="run files, directories of run files, or globs")
-    e.add_argument("-m", "--measure", action="extend", nargs="+", metavar="MEASURE",
-                   help=f"measures to compute (default: {' '.join(DEFAULT_MEASURES)})")
-    e.add_argument("-q", action="store_true", help="also print every query's value")
+    e.add_argument("-m", "--measure", action="append", metavar="MEASURE",
+                   help="measures, repeated or comma/space-separated (default: official, as trec_eval)")
+    e.add_argument("-q", action="store_true", help="also print every query's value (trec_eval -q)")
+    e.add_argument("-c", action="store_true",
+                   help="average over every qrels topic, a topic missing from a run scoring as an empty ranking "
+                        "(trec_eval -c); default: the topics in both the qrels and the run")
+    e.add_argument("-n", action="store_true", help="no summary: only the per-query values (trec_eval -n)")
+    e.add_argument("-l", type=_level, default=1, metavar="LEVEL",
+                   help="relevance level: grade >= LEVEL is relevant (trec_eval -l; default 1)")
+    e.add_argument("-M", "--depth", type=_depth, default=None,
+                   help="evaluate the top N documents of each list (trec_eval -M; default: whole lists)")
+    e.add_argument("--trec-eval", choices=("9", "10"), default="9",
+                   help="parity target: 9 = trec_eval 9.0.x (pytrec_eval, ir_measures; float32 score ties; the "
+                        "default) or 10 = trec_eval 10.0 (scores as double, iprec_at_recall/11pt_avg rounding, "
+                        "-c lists missing topics, '#' comment lines)")
     e.add_argument("--format", choices=("table", "tsv", "json"), default="table",
                    help="table (trec_eval layout, 4 decimals), tsv or json (long: system, measure, query, value)")
-    e.add_argument("-M", "--depth", type=_depth, default=1000,
-                   help="evaluate the top N documents of each list, as trec_eval -M (default 1000; 0 = whole lists)")
     e.add_argument("--tag", action="store_true", help="name systems by the run tag column instead of the file name")
     e.set_defaults(func=evaluate_command)
     r = sub.add_parser("report", help="write the campaign report (HTML, CSV, Parquet)",
@@ -238,11 +348,10 @@ def main(argv=None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _warn
-            try: args = build_parser().parse_args(argv)
-            except CliError as e:
-                if "required: QRELS" in str(e) and ("-m" in argv or "--measure" in argv):
-                    e.args = (f"{e}; -m takes every name up to the next option, so give QRELS RUN... before -m",)
-                raise
+            first = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
+            if first is not None and argv[first] == "evaluate":
+                argv = argv[:first + 1] + _gather_measures(argv[first + 1:])
+            args = build_parser().parse_args(argv)
             return args.func(args)
     except SystemExit as e:                 # --help and --version exit 0 through argparse
         return e.code if isinstance(e.code, int) else 0

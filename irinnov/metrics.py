@@ -5,16 +5,19 @@
 # %% ../nbs/02_metrics.ipynb #b1ed7a4c
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .trec import Campaign, prepare
+from .trec import NO_GRADE, Campaign, prepare, read_qrels, read_runs
 
 # %% auto #0
-__all__ = ['precision', 'recall', 'average_precision', 'reciprocal_rank', 'r_precision', 'rbp', 'ndcg', 'bpref', 'parse_measure',
-           'measure', 'evaluate']
+__all__ = ['MIN_GEO_MEAN', 'INFAP_EPSILON', 'GDEVAL_MAX_GRADE', 'precision', 'recall', 'average_precision', 'reciprocal_rank',
+           'r_precision', 'rbp', 'ndcg', 'bpref', 'MeasureSpec', 'parse_measure', 'expand_measures', 'measure',
+           'evaluate', 'trec_eval_records']
 
 # %% ../nbs/02_metrics.ipynb #acdcfa78
 def _check_threshold(threshold) -> int:
@@ -46,13 +49,13 @@ def _per(num: np.ndarray, den) -> np.ndarray:
 def precision(runs, qrels=None, k: int = 10, threshold: int = 1) -> pd.DataFrame:
     "Precision at k (trec_eval `P_k`): relevant documents in the top k, divided by k."
     c, k, threshold = prepare(runs, qrels), _check_k(k), _check_threshold(threshold)
-    return c.score_table(_top(c, k, threshold).sum(2) / k, _name("P", threshold, k), threshold)
+    return c.score_table(_top(c, k, threshold).sum(2) / k, _name("P", threshold, k), all_topics=True)
 
 def recall(runs, qrels=None, k: int = 1000, threshold: int = 1) -> pd.DataFrame:
     "Recall at k (trec_eval `recall_k`): relevant documents in the top k over all R relevant documents."
     c, k, threshold = prepare(runs, qrels), _check_k(k), _check_threshold(threshold)
     return c.score_table(_per(_top(c, k, threshold).sum(2), c.n_relevant(threshold)), _name("R", threshold, k),
-                         threshold)
+                         all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #9d5fcf8f
 def average_precision(runs, qrels=None, depth: int | None = None, threshold: int = 1) -> pd.DataFrame:
@@ -62,7 +65,7 @@ def average_precision(runs, qrels=None, depth: int | None = None, threshold: int
     rel = _top(c, depth, threshold)
     prec = np.cumsum(rel, 2, dtype=np.int32) / np.arange(1, rel.shape[2] + 1)
     ap = _per(np.where(rel, prec, 0.0).sum(2), c.n_relevant(threshold))
-    return c.score_table(ap, _name("AP", threshold, depth), threshold)
+    return c.score_table(ap, _name("AP", threshold, depth), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #0c5d5b0f
 def reciprocal_rank(runs, qrels=None, threshold: int = 1) -> pd.DataFrame:
@@ -70,7 +73,7 @@ def reciprocal_rank(runs, qrels=None, threshold: int = 1) -> pd.DataFrame:
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)
     rel = c.grades >= threshold
     rr = np.where(rel.any(2), 1.0 / (rel.argmax(2) + 1), 0.0)
-    return c.score_table(rr, _name("RR", threshold), threshold)
+    return c.score_table(rr, _name("RR", threshold), all_topics=True)
 
 def r_precision(runs, qrels=None, threshold: int = 1) -> pd.DataFrame:
     "R-precision (trec_eval `Rprec`): precision at rank R, the topic's number of relevant documents."
@@ -79,7 +82,7 @@ def r_precision(runs, qrels=None, threshold: int = 1) -> pd.DataFrame:
     rel = c.grades >= threshold
     cum = np.concatenate([np.zeros(rel.shape[:2] + (1,), np.int32), np.cumsum(rel, 2, dtype=np.int32)], 2)
     at = np.broadcast_to(np.minimum(R, rel.shape[2])[None, :, None], rel.shape[:2] + (1,))
-    return c.score_table(_per(np.take_along_axis(cum, at, 2)[:, :, 0], R), _name("R-prec", threshold), threshold)
+    return c.score_table(_per(np.take_along_axis(cum, at, 2)[:, :, 0], R), _name("R-prec", threshold), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #41bef163
 def rbp(runs, qrels=None, p: float = 0.8, threshold: int = 1, graded: bool = False) -> pd.DataFrame:
@@ -93,7 +96,7 @@ def rbp(runs, qrels=None, p: float = 0.8, threshold: int = 1, graded: bool = Fal
     else:
         gain = (c.grades >= threshold).astype(np.float64)
     val = gain @ w if gain.size else np.zeros(gain.shape[:2])
-    return c.score_table(val, _name("RBP", threshold, p=float(p), graded=graded), threshold)
+    return c.score_table(val, _name("RBP", threshold, p=float(p), graded=graded), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #e14ce15b
 def _ideal_gains(c: Campaign, depth: int) -> np.ndarray:
@@ -120,7 +123,7 @@ def ndcg(runs, qrels=None, k: int | None = None) -> pd.DataFrame:
     n = int(np.bincount(t[jg > 0], minlength=1).max())
     n = n if k is None else min(n, k)
     idcg = _ideal_gains(c, n) @ (1.0 / np.log2(np.arange(2, n + 2)))
-    return c.score_table(_per(dcg, idcg), "nDCG" + (f"@{k}" if k is not None else ""))
+    return c.score_table(_per(dcg, idcg), "nDCG" + (f"@{k}" if k is not None else ""), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #baa5bd3e
 def bpref(runs, qrels=None, threshold: int = 1) -> pd.DataFrame:
@@ -134,63 +137,404 @@ def bpref(runs, qrels=None, threshold: int = 1) -> pd.DataFrame:
     den = np.broadcast_to(np.minimum(N, R)[None, :, None], above.shape)
     frac = np.divide(np.minimum(above, R[None, :, None]), den, out=np.zeros(above.shape), where=den > 0)
     return c.score_table(_per(np.where(gr >= threshold, 1.0 - frac, 0.0).sum(2), R), _name("bpref", threshold),
-                         threshold)
+                         all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #83ed9f3e
+MIN_GEO_MEAN = 1e-5        # trec_eval's floor for a topic's value in geometric means (gm_map, gm_bpref)
+INFAP_EPSILON = 1e-5       # trec_eval's smoothing constant in infAP
+GDEVAL_MAX_GRADE = 4       # gdeval's largest grade: ERR's stopping probability is (2^g - 1) / 2^4
+
+def _version(trec_eval_version) -> str:
+    "'9' (trec_eval 9.0.x, the default) or '10' (trec_eval 10.0) from the ways people write them."
+    s = str(trec_eval_version).strip().lower().removeprefix("v")
+    if s in ("9", "9.0", "9.0.x", "9.0.7", "9.0.8"): return "9"
+    if s in ("10", "10.0", "10.0.0"): return "10"
+    raise ValueError(f"trec_eval_version must be '9' (trec_eval 9.0.x, the default) or '10' (trec_eval 10.0), "
+                     f"not {trec_eval_version!r}")
+
+def _campaign(runs, qrels, version: str) -> Campaign:
+    "The campaign, ordering scores as the chosen trec_eval does (9.0.x: float32, 10.0: double; 10.0 files may hold `#` comments)."
+    if version == "10":
+        if isinstance(runs, (str, os.PathLike)): runs = read_runs(runs, comments=True)
+        if isinstance(qrels, (str, os.PathLike)): qrels = read_qrels(qrels, comments=True)
+    return prepare(runs, qrels, score_dtype="float64" if version == "10" else "float32")
+
+def _measures_given_as_qrels(runs, qrels, measures):
+    "`evaluate(campaign, ['map', 'P_10'])`: a Campaign holds its qrels, so a list of names there is the measures."
+    if isinstance(runs, Campaign) and isinstance(qrels, (list, tuple)) and all(isinstance(m, str) for m in qrels):
+        return None, qrels
+    return qrels, measures
+
+def _recall_cut(p: float, R: np.ndarray, version: str) -> np.ndarray:
+    "trec_eval's count of relevant documents for recall level p: (long)(p·R + 0.9) in 9.0.x, lround(p·R) in 10.0."
+    x = p * np.asarray(R, np.float64)
+    if version == "10":
+        f = np.floor(x)
+        return (f + (x - f >= 0.5)).astype(np.int64)
+    return np.floor(x + 0.9).astype(np.int64)
+
+# %% ../nbs/02_metrics.ipynb #cf757a54
+def _cum_rel(c: Campaign, threshold: int) -> np.ndarray:
+    "(S, Q, D + 1) relevant documents in the top r, r = 0..D."
+    rel = c.grades >= threshold
+    out = np.zeros(rel.shape[:2] + (rel.shape[2] + 1,), np.int32)
+    np.cumsum(rel, 2, out=out[:, :, 1:])
+    return out
+
+def _at(cum: np.ndarray, r) -> np.ndarray:
+    "cum at rank r per (system, topic) (r: scalar or (Q,) or (S, Q)), ranks past the array's end clipped."
+    r = np.broadcast_to(np.minimum(r, cum.shape[2] - 1), cum.shape[:2])
+    return np.take_along_axis(cum, r[:, :, None].astype(np.int64), 2)[:, :, 0]
+
+def _iprec(c: Campaign, threshold: int, levels, version: str) -> np.ndarray:
+    "(len(levels), S, Q) interpolated precision at each recall level, as trec_eval's `iprec_at_recall`."
+    cum = _cum_rel(c, threshold)
+    S, Q, D1 = cum.shape
+    ranks = np.arange(1, D1)
+    prec = cum[:, :, 1:] / ranks                               # precision at every rank (0 past a list's end)
+    prec = np.where(ranks < c.lengths[:, :, None] + 1, prec, 0.0)
+    ip = np.maximum.accumulate(prec[:, :, ::-1], 2)[:, :, ::-1] if D1 > 1 else prec   # max over ranks ≥ r
+    nrr = cum[:, :, -1]
+    R = c.n_relevant(threshold)
+    out = np.zeros((len(levels), S, Q))
+    for i, p in enumerate(levels):
+        want = np.maximum(_recall_cut(p, R, version), 1)[None, :]         # the want-th relevant document
+        pos = (cum[:, :, 1:] < want[:, :, None]).sum(2)                     # its 0-based rank
+        ok = (want <= nrr) & (nrr > 0)
+        val = np.take_along_axis(ip, np.minimum(pos, max(D1 - 2, 0))[:, :, None], 2)[:, :, 0] if D1 > 1 else \
+            np.zeros((S, Q))
+        out[i] = np.where(ok, val, 0.0)
+    return out
+
+def _infap(c: Campaign, threshold: int) -> np.ndarray:
+    "trec_eval's infAP (Yilmaz & Aslam, CIKM 2006): unjudged = not in the pool; a negative grade = pooled, unjudged."
+    g = c.grades
+    rel = g >= threshold
+    r = np.cumsum(rel, 2, dtype=np.int64)
+    n = np.cumsum((g >= 0) & (g < threshold), 2, dtype=np.int64)
+    u = np.cumsum((g < 0) & (g != NO_GRADE), 2, dtype=np.int64)
+    fj = np.arange(g.shape[2], dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r - 1 + n + u) / fj) * \
+            ((r - 1 + INFAP_EPSILON) / (r - 1 + n + 2 * INFAP_EPSILON))
+    term[:, :, :1] = 1.0
+    return _per(np.where(rel, term, 0.0).sum(2), c.n_relevant(threshold))
+
+def _err(c: Campaign, k: int | None) -> np.ndarray:
+    "ERR (Chapelle et al., CIKM 2009) as gdeval computes it: stop probability (2^g − 1) / 2^4, grades ≤ 0 gain 0."
+    g = c.grades[:, :, :k].astype(np.int64)
+    top = int(c.judged_grades()[2].max(initial=0))
+    if top > GDEVAL_MAX_GRADE:
+        raise ValueError(f"ERR: grades above {GDEVAL_MAX_GRADE} (here {top}) are outside gdeval's scale")
+    r = np.where(g > 0, 2.0 ** np.clip(g, 0, GDEVAL_MAX_GRADE) - 1, 0.0) / 2.0 ** GDEVAL_MAX_GRADE
+    decay = np.cumprod(1 - r, 2)
+    decay = np.concatenate([np.ones(r.shape[:2] + (1,)), decay[:, :, :-1]], 2)
+    return (r * decay / np.arange(1, r.shape[2] + 1)).sum(2)
+
+def _ndcg_exp(c: Campaign, k: int | None) -> np.ndarray:
+    "nDCG with gain 2^grade − 1 (ir_measures' dcg='exp-log2', gdeval's nDCG)."
+    g = c.grades[:, :, :k].astype(np.int64)
+    gain = np.where(g > 0, 2.0 ** np.maximum(g, 0) - 1, 0.0)
+    disc = 1.0 / np.log2(np.arange(2, gain.shape[2] + 2))
+    dcg = gain @ disc if gain.size else np.zeros(gain.shape[:2])
+    t, _, jg = c.judged_grades()
+    n = int(np.bincount(t[jg > 0], minlength=1).max())
+    n = n if k is None else min(n, k)
+    ideal = _ideal_gains(c, n)
+    idcg = np.where(ideal > 0, 2.0 ** ideal - 1, 0.0) @ (1.0 / np.log2(np.arange(2, n + 2)))
+    return _per(dcg, idcg)
+
+def _values(c: Campaign, kind: str, p: dict, version: str) -> np.ndarray:
+    "The (S, Q) per-topic values of one measure, for every qrels topic (a missing list is an empty ranking)."
+    t = p.get("threshold", 1)
+    L = c.lengths
+    if kind == "num_ret": return L.astype(np.float64)
+    if kind == "num_q": return np.ones(L.shape)
+    R = c.n_relevant(t)
+    if kind == "num_rel": return np.broadcast_to(R.astype(np.float64), L.shape).copy()
+    nrr = (c.grades >= t).sum(2).astype(np.float64)
+    if kind == "num_rel_ret": return nrr
+    g = c.grades
+    if kind == "num_nonrel_judged_ret": return ((g >= 0) & (g < t)).sum(2).astype(np.float64)
+    if kind == "P": return precision(c, k=p["k"], threshold=t).to_numpy()
+    if kind == "R": return recall(c, k=p["k"], threshold=t).to_numpy()
+    if kind in ("AP", "gm_map"): return average_precision(c, depth=p.get("depth"), threshold=t).to_numpy()
+    if kind == "RR": return reciprocal_rank(c.truncate(p.get("depth")), threshold=t).to_numpy()
+    if kind == "R-prec": return r_precision(c, threshold=t).to_numpy()
+    if kind in ("bpref", "gm_bpref"): return bpref(c, threshold=t).to_numpy()
+    if kind == "RBP": return rbp(c, p=p.get("p", 0.8), threshold=t, graded=p.get("graded", False)).to_numpy()
+    if kind == "nDCG":
+        if p.get("dcg", "log2") == "exp-log2": return _ndcg_exp(c, p.get("k"))
+        return ndcg(c, k=p.get("k")).to_numpy()
+    if kind == "ERR": return _err(c, p.get("depth"))
+    cum = _cum_rel(c, t)
+    if kind == "relative_P":
+        den = np.minimum(p["k"], R)[None, :]
+        return _per(_at(cum, p["k"]), np.broadcast_to(den, L.shape))
+    if kind == "Success": return (_at(cum, p.get("depth") or cum.shape[2] - 1) > 0).astype(np.float64)
+    if kind == "Rprec_mult":
+        cut = np.broadcast_to(np.floor(p["p"] * R + 0.9).astype(np.int64)[None, :], L.shape)
+        return _per(_at(cum, cut), cut)
+    if kind == "IPrec": return _iprec(c, t, [p["recall"]], version)[0]
+    if kind == "11pt_avg": return _iprec(c, t, p["levels"], version).mean(0)
+    if kind == "SetP": return _per(nrr, L)
+    if kind == "SetR": return _per(nrr, np.broadcast_to(R, L.shape))
+    if kind == "SetF":
+        x = p.get("beta", 1.0)
+        P, Rc = _per(nrr, L), _per(nrr, np.broadcast_to(R, L.shape))
+        return np.where(nrr > 0, _per((x + 1.0) * P * Rc, x * P + Rc), 0.0)
+    if kind == "set_relative_P": return np.where((L > 0) & (R > 0), _per(nrr, np.minimum(L, R)), 0.0)
+    if kind == "set_map": return np.where((L > 0) & (R > 0), _per(nrr * nrr, L * R[None, :].astype(np.float64)), 0.0)
+    if kind == "infAP": return _infap(c, t)
+    if kind == "Judged":
+        k = p.get("depth") or c.depth
+        judged = np.cumsum(g[:, :, :k] != NO_GRADE, 2)
+        n = np.minimum(k, L)
+        return _per(_at(np.concatenate([np.zeros(L.shape + (1,), np.int64), judged], 2), n), n)
+    raise ValueError(f"unknown measure kind {kind!r}")
+
+# %% ../nbs/02_metrics.ipynb #b6c9b941
+@dataclass(frozen=True)
+class MeasureSpec:
+    "One measure to print: its name as printed, its kind and parameters, and how trec_eval summarises it."
+    name: str              # the name printed (as the user typed it, or trec_eval's name for each parameter)
+    kind: str              # what is computed (`P`, `AP`, `infAP`, `num_rel`, ...)
+    params: tuple = ()     # (key, value) pairs: threshold, k, depth, p, recall, levels, beta, dcg, graded
+    summary: str = "mean"  # mean, gm (geometric, trec_eval's gm_map), sum, num_q, num_rel, runid
+    per_query: bool = True # printed per query with -q
+    order: int = 10 ** 6   # trec_eval's printing order (its measure table), then the order given
+    integer: bool = False  # printed as an integer (num_ret, ...)
+
+    @property
+    def kw(self) -> dict: return dict(self.params)
+
+_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_LEVELS = tuple(i / 10 for i in range(11))
+_RMULT = tuple(i / 5 for i in range(1, 11))
+# trec_eval's measures in its own order (the order it prints them), with their default parameters
+_TREC = {"runid": (None, "runid"), "num_q": (None, "num_q"), "num_ret": (None, "sum"), "num_rel": (None, "num_rel"),
+         "num_rel_ret": (None, "sum"), "map": (None, "mean"), "gm_map": (None, "gm"), "Rprec": (None, "mean"),
+         "bpref": (None, "mean"), "recip_rank": (None, "mean"), "iprec_at_recall": (_LEVELS, "mean"),
+         "P": (_CUTS, "mean"), "recall": (_CUTS, "mean"), "infAP": (None, "mean"), "gm_bpref": (None, "gm"),
+         "Rprec_mult": (_RMULT, "mean"), "utility": None, "11pt_avg": (_LEVELS, "mean"), "binG": None, "G": None,
+         "ndcg": (None, "mean"), "ndcg_rel": None, "Rndcg": None, "ndcg_cut": (_CUTS, "mean"),
+         "map_cut": (_CUTS, "mean"), "relative_P": (_CUTS, "mean"), "success": ((1, 5, 10), "mean"),
+         "set_P": (None, "mean"), "set_relative_P": (None, "mean"), "set_recall": (None, "mean"),
+         "set_map": (None, "mean"), "set_F": ((1.0,), "mean"), "num_nonrel_judged_ret": (None, "sum"),
+         "relstring": None}
+_OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+             "iprec_at_recall", "P")
+_ALL_TREC = tuple(m for m in _TREC if _TREC[m] is not None)        # what irinnov offers of trec_eval's all_trec
+_FLOAT_PARAMS = {"iprec_at_recall", "Rprec_mult", "11pt_avg", "set_F"}
+_TREC_KIND = {"num_q": "num_q", "num_ret": "num_ret", "num_rel": "num_rel", "num_rel_ret": "num_rel_ret",
+              "map": "AP", "gm_map": "gm_map", "Rprec": "R-prec", "bpref": "bpref", "recip_rank": "RR",
+              "iprec_at_recall": "IPrec", "P": "P", "recall": "R", "infAP": "infAP", "gm_bpref": "gm_bpref",
+              "Rprec_mult": "Rprec_mult", "11pt_avg": "11pt_avg", "ndcg": "nDCG", "ndcg_cut": "nDCG",
+              "map_cut": "AP", "relative_P": "relative_P", "success": "Success", "set_P": "SetP",
+              "set_relative_P": "set_relative_P", "set_recall": "SetR", "set_map": "set_map", "set_F": "SetF",
+              "num_nonrel_judged_ret": "num_nonrel_judged_ret", "runid": "runid"}
+_TREC_RE = re.compile(r"^(" + "|".join(sorted(map(re.escape, _TREC), key=len, reverse=True)) + r")(?:[._]([0-9.,]+))?$")
+
+def _trec_specs(base: str, raw: str | None, threshold: int) -> list:
+    "The measures one trec_eval name gives (`P.5,10` → P_5, P_10), named as trec_eval prints them."
+    entry = _TREC[base]
+    if entry is None:
+        raise ValueError(f"measures: trec_eval's {base!r} is not offered by irinnov (see the list of measures)")
+    defaults, summary = entry
+    if raw is not None and defaults is None:
+        raise ValueError(f"measures: {base!r} takes no parameters")
+    vals = defaults
+    if raw is not None:
+        try:
+            vals = [float(v) if base in _FLOAT_PARAMS else int(v) for v in raw.split(",") if v.strip()]
+        except ValueError: raise ValueError(f"measures: bad parameters {raw!r} in {base}.{raw}") from None
+        if not vals or any(v < 0 for v in vals) or (base not in _FLOAT_PARAMS and 0 in vals):
+            raise ValueError(f"measures: bad parameters {raw!r} in {base}.{raw}")
+        vals = sorted(set(vals))
+    kind, o = _TREC_KIND[base], list(_TREC).index(base)
+    integer = summary in ("sum", "num_q", "num_rel")
+    one = lambda name, **kw: MeasureSpec(name, kind, tuple(sorted({"threshold": threshold, **kw}.items())),
+                                         summary, base not in ("gm_map", "gm_bpref", "num_q", "runid"), o, integer)
+    if base == "11pt_avg": return [one(base if raw is None else f"{base}_{raw}", levels=tuple(vals))]
+    if base == "set_F": return [one(base if raw is None else f"{base}_{raw}", beta=float(vals[0]))]
+    if vals is None:
+        return [one(base, **({"k": None} if base == "ndcg" else {}))]
+    if base in ("iprec_at_recall", "Rprec_mult"):
+        key = "recall" if base == "iprec_at_recall" else "p"
+        return [one(f"{base}_{v:.2f}", **{key: v}) for v in vals]
+    key = "depth" if base in ("map_cut", "success") else "k"
+    return [one(f"{base}_{v}", **{key: v}) for v in vals]
+
+# %% ../nbs/02_metrics.ipynb #894a6043
 _MEASURES = {"p": "P", "prec": "P", "precision": "P", "r": "R", "recall": "R", "ap": "AP", "map": "AP",
              "map_cut": "AP", "ndcg": "nDCG", "ndcg_cut": "nDCG", "rr": "RR", "mrr": "RR", "recip_rank": "RR",
-             "rprec": "R-prec", "r-prec": "R-prec", "r_prec": "R-prec", "bpref": "bpref", "rbp": "RBP"}
-_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)(?:\(([^)]*)\))?(?:(?:@|_)(\d+))?\s*$")
+             "rprec": "R-prec", "r-prec": "R-prec", "r_prec": "R-prec", "bpref": "bpref", "rbp": "RBP",
+             "judged": "Judged", "numq": "num_q", "numret": "num_ret", "numrel": "num_rel",
+             "numrelret": "num_rel_ret", "success": "Success", "iprec": "IPrec", "setp": "SetP", "setr": "SetR",
+             "setf": "SetF", "err": "ERR", "infap": "infAP"}
+_NEEDS_CUT = {"P": "P@10", "R": "R@1000", "Judged": "Judged@10", "Success": "Success@10", "IPrec": "IPrec@0.1"}
+_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)(?:\(([^)]*)\))?(?:(?:@|_)(\d+(?:\.\d*)?|\.\d+))?\s*$")
+_KNOWN = ("P@10, R@1000, AP, AP@100, nDCG, nDCG@10, nDCG(dcg=exp-log2)@10, RR, Rprec, bpref, Bpref, infAP, "
+          "RBP(p=0.8), Judged@10, Success@10, IPrec@0.1, SetP, SetR, SetF(beta=1), ERR@20, NumQ, NumRet, NumRel, "
+          "NumRelRet, P(rel=2)@5; trec_eval's names: " + ", ".join(_ALL_TREC) +
+          " (with parameters as P.5,10 or P_5), official, all_trec")
 
 def parse_measure(name: str) -> tuple[str, dict]:
-    "Parse a measure name (`P@5`, `nDCG@10`, `P(rel=2)@5`, `RBP(p=0.5)`, `map_cut_100`) into (kind, params)."
+    "Parse one measure name (`P@5`, `nDCG@10`, `P(rel=2)@5`, `RBP(p=0.5)`, `map_cut_100`, `ERR@20`) into (kind, params)."
     m = _PATTERN.match(str(name))
     if not m or m.group(1).lower() not in _MEASURES:
-        raise ValueError(f"measures: unknown measure {name!r}; try P@10, R@1000, AP, AP@100, nDCG@10, RR, "
-                         "R-prec, bpref, RBP(p=0.8)")
+        raise ValueError(f"measures: unknown measure {name!r}; accepted: {_KNOWN}")
     kind, params = _MEASURES[m.group(1).lower()], {}
     for arg in filter(None, (a.strip() for a in (m.group(2) or "").split(","))):
         key, _, val = arg.partition("=")
-        key = key.strip()
-        if key == "rel" and val: params["threshold"] = int(val)
-        elif key == "p" and val and kind == "RBP": params["p"] = float(val)
-        elif key == "graded" and not val and kind == "RBP": params["graded"] = True
-        else: raise ValueError(f"measures: unknown parameter {arg!r} in {name!r}")
-    k = int(m.group(3)) if m.group(3) else None
-    if kind in ("P", "R"):
-        if k is None: raise ValueError(f"measures: {name!r} needs a cutoff, e.g. {kind}@10")
-        params["k"] = k
-    elif kind in ("AP",): params["depth"] = k
-    elif kind == "nDCG":
-        if "threshold" in params: raise ValueError(f"measures: nDCG takes no rel= (the grades are the gains): {name!r}")
-        params["k"] = k
+        key, val = key.strip(), val.strip().strip("'\"")
+        try:
+            if key == "rel" and val and kind not in ("nDCG", "ERR", "Judged", "num_q"): params["threshold"] = int(val)
+            elif key == "p" and val and kind == "RBP": params["p"] = float(val)
+            elif key == "graded" and not val and kind == "RBP": params["graded"] = True
+            elif key == "dcg" and val in ("log2", "exp-log2") and kind == "nDCG": params["dcg"] = val
+            elif key == "beta" and val and kind == "SetF": params["beta"] = float(val)
+            elif key == "rel" and kind == "nDCG":
+                raise ValueError(f"measures: nDCG takes no rel= (the grades are the gains): {name!r}")
+            else: raise ValueError(f"measures: unknown parameter {arg!r} in {name!r}")
+        except ValueError as e:
+            if str(e).startswith("measures:"): raise
+            raise ValueError(f"measures: bad value in {arg!r} of {name!r}") from None
+    if kind == "num_ret" and "threshold" in params: kind = "num_rel_ret"    # ir_measures: NumRelRet = NumRet(rel=1)
+    k = m.group(3)
+    if kind in _NEEDS_CUT and k is None:
+        raise ValueError(f"measures: {name!r} needs a cutoff, e.g. {_NEEDS_CUT[kind]}")
+    if kind == "IPrec":
+        params["recall"] = float(k)
+        if not 0 <= params["recall"] <= 1: raise ValueError(f"measures: {name!r}: the recall level is in [0, 1]")
+        return kind, params
+    if k is not None and not k.isdigit(): raise ValueError(f"measures: {name!r}: the cutoff must be an integer")
+    k = int(k) if k is not None else None
+    if k == 0: raise ValueError(f"measures: {name!r}: the cutoff must be ≥ 1")
+    if kind in ("P", "R"): params["k"] = k
+    elif kind == "nDCG": params["k"] = k
     elif k is not None: params["depth"] = k
     return kind, params
 
-_FUNCS = {"P": "precision", "R": "recall", "AP": "average_precision", "nDCG": "ndcg", "RR": "reciprocal_rank",
-          "R-prec": "r_precision", "bpref": "bpref", "RBP": "rbp"}
+def expand_measures(names, *, threshold: int = 1) -> list:
+    "The measures named (sets, trec_eval names with parameters, ir_measures names): in trec_eval's order if all are trec_eval's, else as given."
+    if isinstance(names, str): names = [names]
+    threshold = _check_threshold(threshold)
+    out = []
+    for i, name in enumerate(names):
+        name = str(name).strip()
+        if name in ("official", "all_trec"):
+            for base in (_OFFICIAL if name == "official" else _ALL_TREC): out += _trec_specs(base, None, threshold)
+            continue
+        m = _TREC_RE.match(name)
+        if m:
+            out += _trec_specs(m.group(1), m.group(2), threshold)
+            continue
+        kind, params = parse_measure(name)
+        params.setdefault("threshold", threshold)
+        summary = {"num_q": "num_q", "num_ret": "sum", "num_rel": "sum", "num_rel_ret": "sum"}.get(kind, "mean")
+        out.append(MeasureSpec(name, kind, tuple(sorted(params.items())), summary, kind != "num_q",
+                               1000 + i, summary != "mean"))
+    if all(s.order < 1000 for s in out):    # trec_eval's names only: trec_eval's order, its output line for line
+        out = sorted(out, key=lambda s: s.order)          # (stable: parameters stay in increasing order)
+    seen, unique = set(), []
+    for s in out:
+        if s.name not in seen: seen.add(s.name); unique.append(s)
+    return unique
 
-def measure(runs, qrels=None, name: str = "AP") -> pd.DataFrame:
-    "The score table of one measure given by name (`P@5`, `nDCG@10`, `RR@10` = RR on the top 10, ...)."
-    c = prepare(runs, qrels)
-    kind, params = parse_measure(name)
-    depth = params.pop("depth", None) if kind != "AP" else None
-    fn = globals()[_FUNCS[kind]]
-    table = fn(c.truncate(depth), **params)
-    if depth is not None: table.attrs["measure"] = table.attrs["measure"] + f"@{depth}"
+# %% ../nbs/02_metrics.ipynb #c804aa21
+def _table(c: Campaign, spec: MeasureSpec, version: str) -> pd.DataFrame:
+    vals = _values(c, spec.kind, spec.kw, version)
+    return c.score_table(vals, spec.name, all_topics=True)
+
+def measure(runs, qrels=None, name: str = "AP", *, threshold: int = 1, trec_eval_version="9") -> pd.DataFrame:
+    "The score table of one measure given by name (`P@5`, `nDCG@10`, `map`, `ERR@20`, ...): a column per qrels topic."
+    version = _version(trec_eval_version)
+    specs = expand_measures([name], threshold=threshold)
+    if len(specs) != 1 or specs[0].kind == "runid":
+        raise ValueError(f"measures: {name!r} names {len(specs)} measures; use evaluate() for several")
+    table = _table(_campaign(runs, qrels, version), specs[0], version)
+    table.attrs["measure"] = _canonical(specs[0]) or specs[0].name
     return table
 
-def evaluate(runs, qrels=None, measures=("AP", "P@10", "nDCG@10", "RR", "bpref"),
-             per_topic: bool = False) -> pd.DataFrame:
-    "System means (or, with `per_topic=True`, per (system, topic) values) of the named measures."
-    if isinstance(measures, str): measures = [measures]
-    c = prepare(runs, qrels)
-    tables = [measure(c, name=m) for m in measures]
-    names = [t.attrs["measure"] for t in tables]
-    if per_topic:
-        out = pd.concat([t.stack() for t in tables], axis=1, keys=names)
-        out.index.names = ["system", "query"]
-        return out
-    out = pd.concat([t.mean(axis=1) for t in tables], axis=1, keys=names)
-    out.columns.name = "measure"
+def _canonical(spec: MeasureSpec) -> str | None:
+    "The score table's name of a classic measure as the functions above give it (`map` → `AP`, `Rprec` → `R-prec`)."
+    p, k = spec.kw, spec.kw.get("k")
+    t, depth, cut = p.get("threshold", 1), p.get("depth"), (lambda n: n + (f"@{p['depth']}" if p.get("depth") else ""))
+    if spec.kind in ("P", "R"): return _name(spec.kind, t, k)
+    if spec.kind == "AP": return _name("AP", t, depth)
+    if spec.kind == "nDCG": return _name("nDCG", 1, k, **({"dcg": p["dcg"]} if p.get("dcg", "log2") != "log2" else {}))
+    if spec.kind in ("RR", "R-prec", "bpref"): return cut(_name(spec.kind, t))
+    if spec.kind == "RBP": return cut(_name("RBP", t, None, p=float(p.get("p", 0.8)), graded=p.get("graded", False)))
+    return None
+
+def _summary(spec: MeasureSpec, table: pd.DataFrame, present: np.ndarray, complete: bool, c: Campaign) -> np.ndarray:
+    "Each system's value over the topics trec_eval averages over (`complete`: every qrels topic, its -c)."
+    v = table.to_numpy()
+    on = np.ones_like(present) if complete else present
+    n = on.sum(1)
+    if spec.summary == "num_q": return n.astype(np.float64)
+    if spec.summary == "num_rel" and complete:     # trec_eval -c: the judgments with a grade > 0, whatever -l says
+        return np.full(len(v), float((c.judged_grades()[2] > 0).sum()))
+    if spec.summary in ("sum", "num_rel"): return np.where(on, v, 0.0).sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if spec.summary == "gm": return np.exp(np.where(on, np.log(np.maximum(v, MIN_GEO_MEAN)), 0.0).sum(1) / n)
+        return np.where(on, v, 0.0).sum(1) / n
+
+def _evaluate(c: Campaign, specs: list, complete: bool, version: str):
+    "Score tables, per-query listing mask and summaries of the measures on one campaign."
+    specs = [s for s in specs if s.kind != "runid"]
+    tables = [_table(c, s, version) for s in specs]
+    present = c.lengths > 0                                  # (S, Q): the system has a list for the qrels topic
+    if not complete and (bad := ~present.any(1)).any():
+        raise ValueError(f"run {str(c.systems[bad][0])!r} has no topic in common with the qrels (wrong qrels?); "
+                         "trec_eval stops there; averaged over every qrels topic (trec_eval -c) each measure is 0")
+    listed = present | (complete and version == "10")        # trec_eval 10.0 -c -q also lists the missing topics
+    sums = pd.DataFrame({s.name: _summary(s, t, present, complete, c) for s, t in zip(specs, tables)},
+                        index=pd.Index(c.systems.astype(str), name="system"))
+    sums.columns.name = "measure"
+    return specs, tables, listed, sums
+
+def evaluate(runs, qrels=None, measures=("AP", "P@10", "nDCG@10", "RR", "bpref"), per_topic: bool = False, *,
+             complete: bool = True, threshold: int = 1, depth: int | None = None, trec_eval_version="9") -> pd.DataFrame:
+    "System values of the named measures, averaged as trec_eval does (with `per_topic=True`: the topics it lists)."
+    version = _version(trec_eval_version)
+    qrels, measures = _measures_given_as_qrels(runs, qrels, measures)
+    specs, tables, listed, sums = _evaluate(_campaign(runs, qrels, version).truncate(depth),
+                                            expand_measures(measures, threshold=threshold), complete, version)
+    if not per_topic: return sums
+    keep = [(s, t) for s, t in zip(specs, tables) if s.per_query]
+    out = pd.concat([t.stack() for _, t in keep], axis=1, keys=[s.name for s, _ in keep])
+    out.index.names = ["system", "query"]
+    return out[listed.ravel()]
+
+def trec_eval_records(runs, qrels=None, measures=("official",), *, per_query: bool = False, summary: bool = True,
+                      complete: bool = False, threshold: int = 1, depth: int | None = None,
+                      trec_eval_version="9") -> pd.DataFrame:
+    "trec_eval's output as a table (system, measure, query or `all`, value, integer), in trec_eval's order."
+    version = _version(trec_eval_version)
+    qrels, measures = _measures_given_as_qrels(runs, qrels, measures)
+    c = _campaign(runs, qrels, version).truncate(depth)
+    all_specs = expand_measures(measures, threshold=threshold)
+    specs, tables, listed, sums = _evaluate(c, all_specs, complete, version)
+    S, Q = listed.shape
+    parts = []
+    if per_query:
+        q = [s for s in range(len(specs)) if specs[s].per_query]
+        if q:
+            vals = np.stack([tables[i].to_numpy() for i in q], 2)              # (S, Q, M)
+            si, ti, mi = np.nonzero(np.broadcast_to(listed[:, :, None], vals.shape))
+            parts.append(pd.DataFrame({"system": c.systems.astype(str)[si], "measure": [specs[q[m]].name for m in mi],
+                                       "query": c.topics.astype(str)[ti], "value": vals[si, ti, mi],
+                                       "integer": [specs[q[m]].integer for m in mi], "_o": 0}))
+    if summary:
+        names = [s.name for s in specs]
+        si, mi = np.divmod(np.arange(S * len(specs)), len(specs))
+        parts.append(pd.DataFrame({"system": c.systems.astype(str)[si], "measure": np.asarray(names, object)[mi],
+                                   "query": "all", "value": sums.to_numpy().ravel() if len(specs) else [],
+                                   "integer": [specs[m].integer for m in mi], "_o": 1}))
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["system", "measure", "query", "value", "integer", "_o"])
+    out = out.sort_values(["system", "_o"], kind="stable").drop(columns="_o").reset_index(drop=True)
+    out.attrs["runid"] = any(s.kind == "runid" for s in all_specs)
     return out

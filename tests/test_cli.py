@@ -73,26 +73,32 @@ def generated(seed: int, n_sys=5, n_top=6, depth=30, pool=50):
 
 
 PYTREC = {"AP": "map", "AP@5": "map_cut_5", "P@10": "P_10", "R@20": "recall_20", "nDCG": "ndcg", "nDCG@10": "ndcg_cut_10",
-          "RR": "recip_rank", "bpref": "bpref", "Rprec": "Rprec"}
-CANON = {"Rprec": "R-prec"}
+          "RR": "recip_rank", "bpref": "bpref", "Rprec": "Rprec", "map": "map", "P_10": "P_10"}
 
 
 def oracle(runs, qrels, measures, threshold=1):
-    "pytrec_eval per (system, query, measure), 0 for a topic a system has no list for."
+    "pytrec_eval per (system, query, measure) for the topics in both the qrels and the run; and the qrels topics."
     qd = {}
     for q, d, g in qrels: qd.setdefault(q, {})[d] = g
     ev = pytrec_eval.RelevanceEvaluator(qd, {PYTREC[m].replace("_5", ".5").replace("_10", ".10").replace("_20", ".20")
                                              for m in measures}, relevance_level=threshold)
-    topics = sorted({q for q, d, g in qrels if g >= threshold})
+    topics = sorted(qd)
     out = {}
     for s, rows in runs.items():
         rd = {}
         for q, d, sc in rows: rd.setdefault(q, {})[d] = sc
-        res = ev.evaluate(rd)
-        for m in measures:
-            key = PYTREC[m]
-            for q in topics: out[(s, q, CANON.get(m, m))] = res.get(q, {}).get(key, 0.0)
+        for q, vals in ev.evaluate(rd).items():
+            for m in measures: out[(s, q, m)] = vals[PYTREC[m]]
     return out, topics
+
+
+def trec_means(ref, runs, topics, m, complete):
+    "trec_eval's average: over every qrels topic with -c (a missing topic counts 0), else over the run's topics."
+    out = {}
+    for s in runs:
+        got = [ref[(s, q, m)] for q in topics if (s, q, m) in ref]
+        out[s] = sum(got) / (len(topics) if complete else len(got))
+    return pd.Series(out).sort_index()
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -100,45 +106,51 @@ def test_evaluate_matches_pytrec_eval(tmp_path, seed):
     runs, qrels = generated(seed)
     qp, rd = write_trec(tmp_path, runs, qrels)
     measures = list(PYTREC)
-    code, out, err = irinnov("evaluate", qp, rd, "-m", *measures, "-q", "--format", "tsv", cwd=tmp_path)
-    assert code == 0, err
-    df = tsv(out)
     ref, topics = oracle(runs, qrels, measures)
-    per = df[df["query"] != "all"]
-    assert sorted(per["query"].unique()) == topics                       # trec_eval -c: qrels topics with a relevant doc
-    assert len(per) == len(runs) * len(topics) * len(measures)
-    for r in per.itertuples():
-        assert abs(r.value - ref[(r.system, r.query, r.measure)]) <= 1e-12, r
-    for m in measures:
-        name = CANON.get(m, m)
-        want = pd.Series({s: np.mean([ref[(s, q, name)] for q in topics]) for s in runs}).sort_index()
-        assert np.abs(means(df, name).to_numpy() - want.to_numpy()).max() <= 1e-12, m
+    for complete in ([], ["-c"]):
+        code, out, err = irinnov("evaluate", qp, rd, "-m", *measures, "-q", *complete, "--format", "tsv", cwd=tmp_path)
+        assert code == 0, err
+        df = tsv(out)
+        per = df[df["query"] != "all"]
+        # -q lists the topics in both the qrels and the run (trec_eval 9.0.x, with or without -c)
+        assert sorted(zip(per.system, per["query"], per.measure)) == sorted(ref)
+        for r in per.itertuples():
+            assert abs(r.value - ref[(r.system, r.query, r.measure)]) <= 1e-12, r
+        for m in measures:
+            want = trec_means(ref, runs, topics, m, bool(complete))
+            assert np.abs(means(df, m).to_numpy() - want.to_numpy()).max() <= 1e-12, m
 
 
 def test_table_format_and_q(tmp_path):
     runs, qrels = generated(7, n_sys=2, n_top=3)
     qp, rd = write_trec(tmp_path, runs, qrels)
     ref, topics = oracle(runs, qrels, ["AP", "P@10"])
-    code, out, err = irinnov("evaluate", qp, rd / "input.sys0", rd / "input.sys1", "-m", "AP", "P@10", "-q", cwd=tmp_path)
-    assert code == 0 and err == ""
+    # options before and after the files, -m repeated, a comma-separated list
+    code, out, err = irinnov("evaluate", "-m", "AP", qp, rd / "input.sys0", rd / "input.sys1", "-m", "P@10", "-q", "-c",
+                             cwd=tmp_path)
+    code2, out2, _ = irinnov("evaluate", "-q", "-c", "-m", "AP,P@10", qp, rd / "input.sys0", rd / "input.sys1",
+                             cwd=tmp_path)
+    assert code == code2 == 0 and err == "" and out == out2
     lines = [l.split("\t") for l in out.splitlines()]
-    # trec_eval layout: a runid line, then per query (every measure), then 'all'
+    # trec_eval layout: a runid line (several runs), then per query (every measure), then 'all'
     expected = []
     for s in ("sys0", "sys1"):
         expected.append(["runid", "all", s])
         for q in topics:
-            expected += [["AP", q, ref[(s, q, "AP")]], ["P@10", q, ref[(s, q, "P@10")]]]
-        expected += [["AP", "all", np.mean([ref[(s, q, "AP")] for q in topics])],
-                     ["P@10", "all", np.mean([ref[(s, q, "P@10")] for q in topics])]]
+            if (s, q, "AP") in ref: expected += [["AP", q, ref[(s, q, "AP")]], ["P@10", q, ref[(s, q, "P@10")]]]
+        expected += [["AP", "all", trec_means(ref, runs, topics, "AP", True)[s]],
+                     ["P@10", "all", trec_means(ref, runs, topics, "P@10", True)[s]]]
     assert len(lines) == len(expected)
     for got, want in zip(lines, expected):
-        assert got[0].strip() == want[0] and got[1] == want[1]
+        assert len(got[0]) == 22 and got[0].strip() == want[0] and got[1] == want[1]      # %-22s, as trec_eval
         if want[0] == "runid": assert got[2] == want[2]
         else:
             assert len(got[2].split(".")[1]) == 4                          # four decimals, as trec_eval
             assert abs(float(got[2]) - want[2]) <= 5e-5 + 1e-12
     code, out, _ = irinnov("evaluate", qp, rd, "-m", "AP", cwd=tmp_path)       # without -q: only 'all'
     assert [l.split("\t")[1] for l in out.splitlines()] == ["all"] * 4
+    code, out, _ = irinnov("evaluate", qp, rd, "-m", "AP", "-q", "-n", cwd=tmp_path)   # -n: no summary
+    assert "all" not in [l.split("\t")[1] for l in out.splitlines() if not l.startswith("runid")]
 
 
 def test_json_and_tsv_agree(tmp_path):
@@ -174,8 +186,20 @@ def test_depth_is_trec_eval_M(tmp_path):
     qp, rd = write_trec(tmp_path, runs, qrels)
     _, out, _ = irinnov("evaluate", qp, rd, "-m", "AP", "-M", "5", "--format", "tsv", cwd=tmp_path)
     ref, topics = oracle(runs, qrels, ["AP@5"])                                # -M5 then AP = map_cut_5
-    want = pd.Series({s: np.mean([ref[(s, q, "AP@5")] for q in topics]) for s in runs}).sort_index()
+    want = trec_means(ref, runs, topics, "AP@5", False)
     assert np.abs(means(tsv(out), "AP").to_numpy() - want.to_numpy()).max() <= 1e-12
+
+
+def test_echoed_names_are_the_typed_ones(tmp_path):
+    runs, qrels = generated(6, n_sys=1, n_top=3)
+    qp, rd = write_trec(tmp_path, runs, qrels)
+    code, out, err = irinnov("evaluate", qp, rd, "-m", "Rprec", "map", "AP", "P.5,10", "ndcg_cut.10", "Judged@10",
+                             "--format", "tsv", cwd=tmp_path)
+    assert code == 0, err
+    # names as typed (trec_eval's names as trec_eval prints them), in the order given when not all are trec_eval's
+    assert tsv(out).measure.tolist() == ["Rprec", "map", "AP", "P_5", "P_10", "ndcg_cut_10", "Judged@10"]
+    code, out, err = irinnov("evaluate", qp, rd, "-m", "P.10,5", "Rprec", "map", "--format", "tsv", cwd=tmp_path)
+    assert tsv(out).measure.tolist() == ["map", "Rprec", "P_5", "P_10"]          # all trec_eval's: trec_eval's order
 
 
 # --------------------------------------------------------------------------- innovation measures vs hand-derived values
@@ -326,7 +350,11 @@ def test_error_malformed_files_name_file_and_line(tmp_path, small):
 def test_error_usage(tmp_path, small):
     qp, rd = small
     assert_one_line_error(*irinnov("evaluate", qp, cwd=tmp_path), "RUN", exit_code=2)
-    assert_one_line_error(*irinnov("evaluate", "-m", "AP", qp, rd, cwd=tmp_path), "QRELS RUN... before -m", exit_code=2)
+    assert irinnov("evaluate", "-m", "AP", qp, rd, cwd=tmp_path)[0] == 0           # options before the files work
+    assert_one_line_error(*irinnov("evaluate", qp, rd, "-m", cwd=tmp_path), "expected a measure name", exit_code=2)
+    assert_one_line_error(*irinnov("evaluate", qp, rd, "-l", "0", cwd=tmp_path), "relevance level", exit_code=2)
+    assert_one_line_error(*irinnov("evaluate", qp, rd, "--trec-eval", "8", cwd=tmp_path), "invalid choice", exit_code=2)
+    assert_one_line_error(*irinnov("evaluate", qp, rd, "-m", "P.x", cwd=tmp_path), "P.x", exit_code=2)
     assert_one_line_error(*irinnov("evaluate", qp, rd, "--format", "xml", cwd=tmp_path), "invalid choice", exit_code=2)
     assert_one_line_error(*irinnov("evaluate", qp, rd, "-M", "-3", cwd=tmp_path), "depth", exit_code=2)
     assert_one_line_error(*irinnov("report", qp, rd, cwd=tmp_path), "-o/--output", exit_code=2)
@@ -389,7 +417,7 @@ def test_report_on_files(tmp_path):
     sys_ = pd.read_csv(tmp_path / "out" / "systems.csv").set_index("system")
     ref, topics = oracle(runs, qrels, ["AP"])
     for s in runs:
-        assert abs(sys_.at[s, "AP"] - np.mean([ref[(s, q, "AP")] for q in topics])) <= 1e-12
+        assert abs(sys_.at[s, "AP"] - trec_means(ref, runs, topics, "AP", True)[s]) <= 1e-12
     assert "P@10_rareness(alpha=1)" in sys_.columns and "rank ASL(pad=30)" in sys_.columns
 
 
