@@ -914,7 +914,16 @@ def unregister(name: str) -> None:
     REGISTRY.pop(name, None)
     for k in [k for k in _LOADED if k[0] == name]: del _LOADED[k]
 
+# modules that register datasets of their own when imported (MovieLens-100k recommender runs)
+_PLUGINS = ("irinnov.recsys",)
+
+def _plugins() -> None:
+    "Import the modules that register datasets, so every entry point (library, CLI) sees the same registry."
+    import importlib
+    for m in _PLUGINS: importlib.import_module(m)
+
 def _info(name: str) -> DatasetInfo:
+    _plugins()
     if name not in REGISTRY:
         raise ValueError(f"name: unknown dataset {name!r}; available: {', '.join(sorted(REGISTRY))}")
     return REGISTRY[name]
@@ -1008,6 +1017,7 @@ def load(name: str, path=None, mirror=None, progress: bool = True, base_url: str
 
 def available() -> pd.DataFrame:
     "The registered datasets: name, description, source (pinned repository@commit or NIST) and number of files."
+    _plugins()
     rows = [{"name": i.name, "description": i.description, "source": i.source,
              "files": len(i.files) if i.nist is None else 0} for i in REGISTRY.values()]
     return pd.DataFrame(rows, columns=["name", "description", "source", "files"])
