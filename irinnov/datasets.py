@@ -785,12 +785,20 @@ def _mirror(mirror) -> Path | None:
     m = mirror if mirror is not None else os.environ.get("IRINNOV_MIRROR")
     return Path(m).expanduser() if m else None
 
-def sha256(path, chunk: int = 1 << 22) -> str:
-    "The sha256 hex digest of a file's bytes."
+def sha256(path, chunk: int = 1 << 22, gunzip: bool = False) -> str:
+    "The sha256 hex digest of a file's bytes (of its decompressed bytes with `gunzip=True`)."
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with (gzip.open if gunzip else open)(path, "rb") as f:
         while b := f.read(chunk): h.update(b)
     return h.hexdigest()
+
+def _cached_sum(path: Path, packed: bool) -> str | None:
+    "The sha256 of the content a cached file stands for (decompressed if it is a packed gzip file), or 'unreadable'."
+    try:
+        if packed:
+            with open(path, "rb") as f: packed = f.read(2) == b"\x1f\x8b"
+        return sha256(path, gunzip=packed)
+    except (OSError, EOFError): return "unreadable"
 
 class _NoBar:
     def update(self, n=1): pass
@@ -801,16 +809,20 @@ def _bar(show: bool, total=None, desc=None, **kw):
 
 # %% ../nbs/01_datasets.ipynb #5aaf92c2
 def _copy_verified(read_chunks, dest: Path, expected: str, what: str, origin: str, expected_size: int | None = None,
-                   bar=None) -> None:
-    "Stream chunks into a temp file next to `dest`, check size and sha256, then move it into place atomically."
+                   bar=None, pack: bool = False) -> None:
+    "Stream chunks into a temp file next to `dest` (gzip-compressed with `pack`), check size and sha256, move it into place."
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
     try:
         h, n = hashlib.sha256(), 0
-        with os.fdopen(fd, "wb") as out:
-            for chunk in read_chunks():
-                out.write(chunk); h.update(chunk); n += len(chunk)
-                if bar is not None: bar.update(len(chunk))
+        with os.fdopen(fd, "wb") as raw:
+            out = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) if pack else raw
+            try:
+                for chunk in read_chunks():
+                    out.write(chunk); h.update(chunk); n += len(chunk)
+                    if bar is not None: bar.update(len(chunk))
+            finally:
+                if pack: out.close()
         if expected_size is not None and n != expected_size:
             raise FetchError(f"{what}: incomplete transfer from {origin}: got {n} of {expected_size} bytes; nothing was kept")
         got = h.hexdigest()
@@ -833,17 +845,18 @@ def _file_chunks(path: Path, what: str, chunk: int = 1 << 20, decompress: bool =
     return gen
 
 def _fetch_file(src: Source, path: str, dest: Path, mirror=None, base_url=None, show: bool = True,
-                timeout: float | None = None) -> str:
-    "Make `dest` hold the verified bytes of `src:path`; return how ('cache', 'mirror' or 'download')."
+                timeout: float | None = None, pack: bool = False) -> str:
+    "Make `dest` hold the verified bytes of `src:path` (gzip-compressed with `pack`); return 'cache', 'mirror' or 'download'."
     expected, what = src.sums[path], f"{src.repo}/{path}"
     if dest.exists():
-        if sha256(dest) == expected: return "cache"
+        if _cached_sum(dest, pack) == expected: return "cache"
         dest.unlink(missing_ok=True)                         # a corrupted cache entry: fetch it again
     m = _mirror(mirror)
     if m is not None:
         for cand, packed in ((m / "github" / src.repo / path, False), (m / "github" / src.repo / (path + ".gz"), True)):
             if cand.is_file():
-                _copy_verified(_file_chunks(cand, what, decompress=packed), dest, expected, what, f"mirror file {cand.name}")
+                _copy_verified(_file_chunks(cand, what, decompress=packed), dest, expected, what, f"mirror file {cand.name}",
+                               pack=pack)
                 return "mirror"
     url = src.url(path, base_url)
     try:
@@ -867,7 +880,7 @@ def _fetch_file(src: Source, path: str, dest: Path, mirror=None, base_url=None, 
                     raise FetchError(f"{what}: download from {url} interrupted ({e}); nothing was kept") from None
                 if not b: return
                 yield b
-        try: _copy_verified(chunks, dest, expected, what, url, size, bar)
+        try: _copy_verified(chunks, dest, expected, what, url, size, bar, pack=pack)
         finally: bar.close()
     return "download"
 
@@ -883,6 +896,11 @@ class DatasetInfo:
     source: str = ""
     threshold: int = 1                          # lowest grade counted relevant by binary measures in the official evaluation
     official: dict | None = None                # how the published leaderboard was computed (see `reproduce_leaderboard`)
+    packed: tuple = ()                          # path prefixes of files kept gzip-compressed in the cache (run files)
+
+    def pack(self, path: str) -> bool:
+        "Whether the cache keeps `path` gzip-compressed."
+        return path.startswith(self.packed) if self.packed else False
 
 REGISTRY: dict[str, DatasetInfo] = {}
 
@@ -948,7 +966,7 @@ def fetch(name: str, mirror=None, base_url: str | None = None, progress: bool = 
     bar = _bar(progress and len(info.files) > 1, total=len(info.files), desc=f"fetching {name}", unit="file")
     try:
         for repo, p in info.files:
-            _fetch_file(SOURCES[repo], p, root / repo / p, mirror, base_url, progress)
+            _fetch_file(SOURCES[repo], p, root / repo / p, mirror, base_url, progress, pack=info.pack(p))
             bar.update(1)
     finally: bar.close()
     return root
@@ -959,7 +977,7 @@ def verify(name: str, path=None) -> pd.DataFrame:
     root, rows = _cache_dir(name, path), []
     for repo, p in info.files:
         f, exp = root / repo / p, SOURCES[repo].sums[p]
-        got = sha256(f) if f.is_file() else None
+        got = _cached_sum(f, info.pack(p)) if f.is_file() else None
         rows.append({"repo": repo, "path": p, "expected": exp, "actual": got,
                      "status": "missing" if got is None else ("ok" if got == exp else "MISMATCH"), "ok": got == exp})
     return pd.DataFrame(rows, columns=["repo", "path", "expected", "actual", "status", "ok"])
@@ -1003,7 +1021,8 @@ _COVID = "castorini/TREC-COVID"
 # %% ../nbs/01_datasets.ipynb #3bd12b90
 _ANSERINI = "castorini/anserini-tools"
 
-def read_leaderboard(path) -> pd.DataFrame:
+def read_leaderboard(path,  # a TREC-COVID `round<N>/leaderboard.csv`
+                     ) -> pd.DataFrame:
     "A TREC-COVID leaderboard CSV indexed by run name (index `system`), all columns kept (`tag`→`run`, `type`→`runtype`)."
     df = pd.read_csv(path, dtype=str)
     df = df.rename(columns={"tag": "run", "type": "runtype"})
@@ -1034,7 +1053,7 @@ register(DatasetInfo(
     "trec-covid-round1",
     "TREC-COVID round 1 (2020): 143 runs x 30 topics over CORD-19, graded qrels 0/1/2, official leaderboard",
     [(_COVID, p) for p in sorted(SOURCES[_COVID].sums) if p.startswith("round1/")],
-    lambda local: _covid_round_parts(1, local), source=_pinned(_COVID),
+    lambda local: _covid_round_parts(1, local), source=_pinned(_COVID), packed=("round1/runs/",),
     official={"depth": 1000, "measures": {c: (m, False) for c, m in _COVID_OFFICIAL[1].items()}}))
 
 for _n, (_runs, _topics) in {2: (136, 35), 3: (79, 40), 4: (72, 45), 5: (126, 50)}.items():
@@ -1045,6 +1064,7 @@ for _n, (_runs, _topics) in {2: (136, 35), 3: (79, 40), 4: (72, 45), 5: (126, 50
         [(_COVID, p) for p in sorted(SOURCES[_COVID].sums) if p.startswith(f"round{_n}/runs/")] +
         [(_COVID, f"round{_n}/leaderboard.csv"), (_ANSERINI, f"qrels/qrels.covid-round{_n}.txt")],
         (lambda n: lambda local: _covid_round_parts(n, local))(_n), source=_pinned(_COVID, _ANSERINI),
+        packed=(f"round{_n}/runs/",),
         official={"depth": 1000, "measures": {c: (m, False) for c, m in _COVID_OFFICIAL[_n].items()}}))
 
 # %% ../nbs/01_datasets.ipynb #91753bba
@@ -1092,13 +1112,14 @@ register(DatasetInfo(
     "ad hoc qrels (-2..4) and diversity qrels",
     [(_WEB, p) for p in sorted(SOURCES[_WEB].sums)] +
     [(_WEBQ, p) for p in ("2012/qrels.adhoc.txt", "2012/qrels.diversity.txt", "2012/full-topics.xml")],
-    _web_parts, source=_pinned(_WEB, _WEBQ)))
+    _web_parts, source=_pinned(_WEB, _WEBQ), packed=("data/runs/",)))
 
 # %% ../nbs/01_datasets.ipynb #9fa006fa
 _DLRUNS = "Parry-Parry/sigir25-annotation"
 _BROWSER = "usnistgov/trec-browser"
 
-def read_trec_browser_runs(path) -> pd.DataFrame:
+def read_trec_browser_runs(path,  # a TREC browser `browser/src/docs/<trec>/<track>/runs.md`
+                           ) -> pd.DataFrame:
     "Parse a TREC browser `runs.md` into a frame indexed by run: team, track, year, submission, type, task, md5, description."
     keys = {"Participant": "team", "Track": "track", "Year": "year", "Submission": "submission", "Type": "type",
             "Task": "task", "MD5": "md5", "Run description": "description"}
@@ -1115,7 +1136,8 @@ def read_trec_browser_runs(path) -> pd.DataFrame:
     if df.system.duplicated().any(): raise ValueError(f"{path}: run {df.system[df.system.duplicated()].iloc[0]!r} listed twice")
     return df.set_index("system")
 
-def read_trec_browser_results(path) -> pd.DataFrame:
+def read_trec_browser_results(path,  # a TREC browser `browser/src/docs/<trec>/<track>/results.md`
+                              ) -> pd.DataFrame:
     "Parse a TREC browser `results.md` into the official leaderboard: one row per run, columns (summary, measure)."
     rows, run, block = {}, None, None
     for i, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
@@ -1194,7 +1216,10 @@ register(DatasetInfo(
 def _zero_below(qrels: pd.DataFrame, threshold: int) -> pd.DataFrame:
     return qrels.assign(grade=qrels.grade.where(qrels.grade >= threshold, 0))
 
-def reproduce_leaderboard(ds: Dataset, *, decimals: int = 4) -> pd.DataFrame:
+def reproduce_leaderboard(ds: Dataset,  # a loaded dataset that has a published leaderboard (`ds.leaderboard`)
+                          *,
+                          decimals: int = 4,  # the decimals the leaderboard prints
+                          ) -> pd.DataFrame:
     "Recompute each published leaderboard value of `ds` from its runs and qrels; one row per (system, column)."
     from irinnov.metrics import evaluate
     spec = _info(ds.name).official

@@ -622,3 +622,35 @@ def test_trec_covid_precheck(covid):
     assert int(A.effective_top_shares(c).isna().to_numpy().sum()) == 83
     d = A.document_asl(c)
     assert len(d) == len(c.systems) * int(c.n_relevant()[c.evaluated()].sum())
+
+
+# ---------------------------------------------------------------- the paper's own data: TREC 2020 DL passages
+
+from pathlib import Path as _Path
+
+_MIRROR = os.environ.get("IRINNOV_MIRROR")
+needs_dl20 = pytest.mark.skipif(
+    not _MIRROR or not _Path(_MIRROR, "github", "Parry-Parry", "sigir25-annotation").is_dir(),
+    reason="the TREC 2020 DL passage runs are not in the mirror (IRINNOV_MIRROR)")
+
+
+@needs_dl20
+def test_table1_passages_and_fig5_on_dl2020():
+    """The paper's Table 1 "Passages" column (neural 0.706 / 6 / 0.572 / 215; BM25 P@20 0.517, MAP 0.400, ASL 264) and
+    Fig. 5's "over 750 relevant passages with more than 900 irrelevant passages above", relevance at grade >= 1."""
+    from irinnov.datasets import load
+    from irinnov import metrics
+    ds = load("trec-dl-2020-passage", progress=False)
+    c = ds.campaign()
+    p20 = metrics.precision(c, k=20).mean(axis=1)
+    ap = metrics.average_precision(c).mean(axis=1)
+    a10, a = A.asl(c, n=10).mean(axis=1), A.asl(c).mean(axis=1)
+    neural, bm25 = "p_d2q_rm3_duo", "DLH_d_5_t_25"
+    assert (round(p20[neural], 3), round(a10[neural]), round(ap[neural], 3)) == (0.706, 6, 0.572)
+    assert p20.idxmax() == neural and ap.idxmax() == neural and a10.idxmin() == neural and a.idxmin() == neural
+    assert (round(p20[bm25], 3), round(ap[bm25], 3), round(a[bm25])) == (0.517, 0.400, 264)
+    d = A.document_asl(c)
+    plus1 = (d.asl + (~d.retrieved)).groupby([d.system, d["query"]]).mean().groupby(level="system").mean()
+    assert round(plus1[neural]) == 215 and round(plus1[bm25]) == 264          # Eq. 3 with irrel_q + 1 for unretrieved
+    x = d[d.system == neural]
+    assert (x.asl > 900).sum() > 750

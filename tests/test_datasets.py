@@ -601,3 +601,76 @@ def test_trec_covid_round1_leaderboard_through_reproduce_leaderboard():
     ds = D.load("trec-covid-round1", progress=False)
     rep = D.reproduce_leaderboard(ds)
     assert len(rep) == 143 * 5 and rep.match.all(), rep[~rep.match]
+
+
+def _packed_dataset():
+    parts = lambda local: {"runs": lambda: D.read_runs([local(REPO, "runs/alpha"), local(REPO, "runs/beta")]),
+                           "qrels": lambda: D.read_qrels(local(REPO, "qrels/qrels.txt"))}
+    D.register(DatasetInfo("fx-packed", "fixture", [(REPO, "runs/alpha"), (REPO, "runs/beta"), (REPO, "qrels/qrels.txt")],
+                           parts, source="loopback", packed=("runs/",)))
+
+
+def _is_gz(f: Path) -> bool:
+    return f.read_bytes()[:2] == b"\x1f\x8b"
+
+
+def test_packed_runs_stay_gzip_compressed_in_the_cache(server, env):
+    "Downloaded run files are cached gzip-compressed (sum of the plain bytes); other files plain; verify and load work."
+    _packed_dataset()
+    try:
+        root = D.fetch("fx-packed", base_url=server, progress=False)
+        for p in ["runs/alpha", "runs/beta"]:
+            f = root / REPO / p
+            assert _is_gz(f) and gzip.decompress(f.read_bytes()) == FILES[p]
+        assert (root / REPO / "qrels/qrels.txt").read_bytes() == FILES["qrels/qrels.txt"]
+        v = D.verify("fx-packed")
+        assert v.ok.all() and list(v.actual) == [SUMS[p] for p in v.path]
+        ds = D.load("fx-packed", base_url="http://127.0.0.1:9", progress=False)    # from the cache only
+        assert len(ds.runs) == 40 and sorted(ds.runs.system.unique()) == ["alpha", "beta"]
+        # a packed cache entry whose content is wrong is reported and fetched again
+        (root / REPO / "runs/beta").write_bytes(gzip.compress(b"1 Q0 x 1 1 t\n"))
+        v = D.verify("fx-packed")
+        assert list(v.status) == ["ok", "MISMATCH", "ok"]
+        (root / REPO / "runs/alpha").write_bytes(b"\x1f\x8b not a gzip stream")     # a corrupt gzip entry
+        assert list(D.verify("fx-packed").status) == ["MISMATCH", "MISMATCH", "ok"]
+        D.fetch("fx-packed", base_url=server, progress=False)
+        assert D.verify("fx-packed").ok.all() and _is_gz(root / REPO / "runs/beta")
+        # a plain copy (an older cache) is accepted as it is: no network needed
+        (root / REPO / "runs/alpha").write_bytes(FILES["runs/alpha"])
+        assert D.fetch("fx-packed", base_url="http://127.0.0.1:9", progress=False) == root
+        assert (root / REPO / "runs/alpha").read_bytes() == FILES["runs/alpha"] and _leftovers(env) == []
+    finally:
+        D.unregister("fx-packed")
+
+
+def test_packed_runs_from_a_mirror_stand_in(env, tmp_path):
+    _packed_dataset()
+    try:
+        mirror = tmp_path / "mirror"
+        base = mirror / "github" / REPO
+        (base / "runs").mkdir(parents=True); (base / "qrels").mkdir()
+        (base / "runs/alpha.gz").write_bytes(gzip.compress(FILES["runs/alpha"]))
+        (base / "runs/beta").write_bytes(FILES["runs/beta"])
+        (base / "qrels/qrels.txt.gz").write_bytes(gzip.compress(FILES["qrels/qrels.txt"]))
+        root = D.fetch("fx-packed", mirror=mirror, base_url="http://127.0.0.1:9", progress=False)
+        for p in ["runs/alpha", "runs/beta"]:
+            assert _is_gz(root / REPO / p) and gzip.decompress((root / REPO / p).read_bytes()) == FILES[p]
+        assert (root / REPO / "qrels/qrels.txt").read_bytes() == FILES["qrels/qrels.txt"]   # not a run: plain
+        assert D.verify("fx-packed").ok.all()
+        (base / "runs/alpha.gz").write_bytes(gzip.compress(b"tampered\n"))
+        (root / REPO / "runs/alpha").unlink()
+        with pytest.raises(ChecksumError, match="runs/alpha"):
+            D.fetch("fx-packed", mirror=mirror, base_url="http://127.0.0.1:9", progress=False)
+        assert not (root / REPO / "runs/alpha").exists() and _leftovers(env) == []
+    finally:
+        D.unregister("fx-packed")
+
+
+@needs_mirror
+def test_trec_covid_round1_runs_cached_compressed(tmp_path):
+    ds = D.load("trec-covid-round1", path=tmp_path / "c", progress=False)
+    runs = sorted((tmp_path / "c" / "castorini/TREC-COVID/round1/runs").iterdir())
+    assert len(runs) == 143 and all(_is_gz(f) for f in runs)
+    assert not _is_gz(tmp_path / "c" / "castorini/TREC-COVID/round1/qrels/qrels-rnd1.txt")
+    assert D.verify("trec-covid-round1", path=tmp_path / "c").ok.all()
+    assert ds.runs.system.nunique() == 143 and len(ds.runs) > 3_000_000

@@ -512,3 +512,29 @@ def test_preference_family_equals_one_weighting_at_a_time(camp, graded):
         pd.testing.assert_frame_equal(P, R.preferences(runs, qrels, w, graded))
     with pytest.raises(ValueError, match="preference table"):
         R.preference_tensor(R.win_rate(fam[R._measure_name("uniform", False, graded)]))
+
+
+# ---------------------------------------------------------------- the paper's own data: TREC 2020 DL passages
+
+import os
+from pathlib import Path
+
+_MIRROR = os.environ.get("IRINNOV_MIRROR")
+needs_dl20 = pytest.mark.skipif(
+    not _MIRROR or not Path(_MIRROR, "github", "Parry-Parry", "sigir25-annotation").is_dir(),
+    reason="the TREC 2020 DL passage runs are not in the mirror (IRINNOV_MIRROR)")
+
+
+@needs_dl20
+def test_deep_pass_2020_table1_and_table4a_rpp_family():
+    """The paper's Table 1 row (54 requests, 59 runs, 66.78 relevant per request at grade >= 1) and its Table 4a
+    RPP-family values (t-test + Bonferroni: 51.49, 54.59, 55.93 % of the 1711 pairs), on the paper's own data."""
+    from irinnov.datasets import load
+    from irinnov import meta
+    ds = load("trec-dl-2020-passage", progress=False)
+    c = ds.campaign()
+    assert c.docs.shape[:2] == (59, 54)
+    assert round(float((ds.qrels.grade >= 1).groupby(ds.qrels["query"]).sum().mean()), 2) == 66.78
+    fam = R.preference_family(c)
+    got = [round(100 * meta.discriminative_power(fam[k], "t-bonferroni").fraction, 2) for k in ("RPP", "dcgRPP", "invRPP")]
+    assert got == [51.49, 54.59, 55.93]
