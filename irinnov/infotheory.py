@@ -147,7 +147,7 @@ class _Space:
         self._counts = self._rho = None
 
     def counts(self) -> tuple:
-        "(c, d, u) as (S, Q) int64 arrays, by prefix counts per level (SPEC §5.3 item 16)."
+        "(c, d, u) as (S, Q) int64 arrays, by prefix counts per level."
         if self._counts is None:
             S, Q, G, T, L = self.S, self.Q, self.G, self.T, self.L
             cc = np.zeros((S, Q), np.int64); dd = np.zeros((S, Q), np.int64); U = np.zeros((S, Q, G), np.int64)

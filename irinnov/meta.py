@@ -371,8 +371,15 @@ def discriminative_power(table, test: str = "randomized-tukey", alpha: float = 0
                                seed if randomized else None, table.attrs.get("measure"))
 
 # %% ../nbs/03_meta.ipynb #19b4808b
-def stability(table, trials: int = 1000, seed: int | None = 0, fuzziness: float = 0.0, topics: int | None = None,
-              detail: bool = False) -> float | tuple[float, pd.DataFrame]:
+def stability(table, # a score table (systems × topics)
+              trials: int = 1000, # topic samples drawn
+              seed: int | None = 0, # seed of numpy's default_rng
+              fuzziness: float = 0.0, # f: a gap of at most f (absolute) or f·max (relative) is a tie
+              topics: int | None = None, # topics per sample; None: ⌊n/2⌋
+              detail: bool = False, # also return the per-pair frame
+              *,
+              relative: bool = False, # Buckley & Voorhees' relative tie |Δ| ≤ f·max(|a|, |b|) instead of |Δ| ≤ f
+             ) -> float | tuple[float, pd.DataFrame]:
     "Buckley–Voorhees stability: mean over pairs of the majority share of wins over topic-half samples (`detail` adds the per-pair frame)."
     if _is_pref(table) or not isinstance(table, pd.DataFrame): raise ValueError("table must be a score table")
     X = table.to_numpy(float)
@@ -392,9 +399,12 @@ def stability(table, trials: int = 1000, seed: int | None = 0, fuzziness: float 
     ia, ib = _pairs(S)
     wa, wb = np.empty(len(ia), np.int64), np.empty(len(ia), np.int64)
     for s0 in range(0, len(ia), 2000):
-        d = means[ia[s0:s0 + 2000]] - means[ib[s0:s0 + 2000]]
-        # a gap within 1e-12 of the fuzziness is a tie: float noise in the means must not decide a win
-        wa[s0:s0 + 2000], wb[s0:s0 + 2000] = (d > fuzziness + 1e-12).sum(1), (d < -fuzziness - 1e-12).sum(1)
+        ma, mb = means[ia[s0:s0 + 2000]], means[ib[s0:s0 + 2000]]
+        d = ma - mb
+        # the tie band: f (absolute) or f·max(|a|, |b|) of the trial's two means (relative)
+        f = fuzziness * np.maximum(np.abs(ma), np.abs(mb)) if relative else fuzziness
+        # a gap within 1e-12 of the band is a tie: float noise in the means must not decide a win
+        wa[s0:s0 + 2000], wb[s0:s0 + 2000] = (d > f + 1e-12).sum(1), (d < -f - 1e-12).sum(1)
     best = np.maximum(wa, wb)
     stab = best / trials
     value = float(best.sum() / (trials * len(best)))           # exact integer sum, one division: machine-independent

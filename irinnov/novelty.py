@@ -82,7 +82,7 @@ def _base_name(base) -> str:
 # %% ../nbs/11_novelty.ipynb #e434233f
 def utility(runs, qrels=None, depth: int | None = None, base: float = 2, threshold: int = 1, log0: str = "zero",
             leave_one_out: bool = True) -> pd.DataFrame:
-    "Fujii & Ishikawa's novelty utility U(x, q) of every system on every topic, as a score table (SPEC §2)."
+    "Fujii & Ishikawa's novelty utility U(x, q) of every system on every topic, as a score table."
     c = prepare(runs, qrels)
     N = _check(c, depth, base, log0)
     A, tq, _, _ = _reach(c, N, threshold)
@@ -95,7 +95,7 @@ def utility(runs, qrels=None, depth: int | None = None, base: float = 2, thresho
 # %% ../nbs/11_novelty.ipynb #0203e3c5
 def document_utility(runs, qrels=None, depth: int | None = None, base: float = 2, threshold: int = 1,
                      log0: str = "zero", leave_one_out: bool = True) -> pd.DataFrame:
-    "U_d(x) for every system × evaluated topic × relevant document, with the probabilities behind it (SPEC §2.5)."
+    "U_d(x) for every system × evaluated topic × relevant document, with the probabilities behind it."
     c = prepare(runs, qrels)
     N = _check(c, depth, base, log0)
     A, tq, dc, g = _reach(c, N, threshold)

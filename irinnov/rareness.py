@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -41,12 +41,24 @@ def _columns(c: Campaign, keys: np.ndarray, s, q, r) -> np.ndarray:
     "Column (index into `keys`) of the relevant documents at cells (s, q, r)."
     return np.searchsorted(keys, q.astype(np.int64) * max(len(c.judged_docs), 1) + c.docs[s, q, r])
 
-def _incidence(c: Campaign, keys: np.ndarray, depth=None, threshold: int = 1):
-    "(system, column) of every relevant pair in a system's top `depth`, each system once per document, sorted."
+def _incidence(c: Campaign, keys: np.ndarray, depth=None, threshold: int = 1, team_of=None):
+    "(system, column) of every relevant pair in a system's top `depth`, each system once per document, sorted; (team, column) with `team_of`."
     D = c.depth if depth is None else min(depth, c.depth)
     s, q, r = np.nonzero(c.grades[:, :, :D] >= threshold)
-    sc = np.unique(_columns(c, keys, s, q, r).astype(np.int64) * c.n_systems + s)   # a system counts once per doc
-    return sc % c.n_systems, sc // c.n_systems
+    who, n = (s, c.n_systems) if team_of is None else (team_of[s], int(team_of.max()) + 1)
+    sc = np.unique(_columns(c, keys, s, q, r).astype(np.int64) * n + who)   # a system (team) counts once per doc
+    return sc % n, sc // n
+
+def _team_codes(c: Campaign, teams) -> tuple[np.ndarray | None, int]:
+    "(team code of every system, number of teams S) from a {system: team} mapping; (None, number of systems) without one."
+    if teams is None: return None, c.n_systems
+    if not isinstance(teams, Mapping): raise ValueError(f"teams must be a mapping system -> team, not {type(teams).__name__}")
+    names = [str(x) for x in c.systems]
+    missing = [x for x in names if x not in teams]
+    if missing: raise ValueError(f"teams: no team for system(s) {missing[:5]}" + (" ..." if len(missing) > 5 else ""))
+    labels = [str(teams[x]) for x in names]
+    uniq = sorted(set(labels))
+    return np.searchsorted(np.array(uniq), np.array(labels)).astype(np.int64), len(uniq)
 
 def _rarity(Sd, S: int, normalized: bool):
     "R = 1 − S_d/S (R2), or R' = (S − S_d)/(S − 1) clipped to [0, 1], 1 when S = 1 (R3)."
@@ -56,15 +68,23 @@ def _rarity(Sd, S: int, normalized: bool):
     return np.minimum((S - Sd) / (S - 1), 1.0)
 
 # %% ../nbs/10_rareness.ipynb #017fec94
-def rarity(runs, qrels=None, depth: int | None = None, normalized: bool = False, threshold: int = 1,
-           with_systems: bool = False) -> pd.DataFrame:
-    "S_d and the rarity R(d) (or R'(d)) of every relevant (query, doc) of the qrels (SPEC R1–R3)."
+def rarity(runs, # a Campaign, or a runs frame (with `qrels`)
+           qrels=None, # the qrels frame when `runs` is a frame
+           depth: int | None = None, # count a run as retrieving d within its top `depth`; None: anywhere in the run
+           normalized: bool = False, # R'(d) = (S − S_d)/(S − 1) instead of R(d) = 1 − S_d/S
+           threshold: int = 1, # relevant means grade ≥ threshold
+           with_systems: bool = False, # add the tuple of systems that retrieved each document
+           *,
+           teams: Mapping[str, str] | None = None, # system -> team: S_d and S count teams, a document once per team
+          ) -> pd.DataFrame:
+    "S_d and the rarity R(d) (or R'(d)) of every relevant (query, doc) of the qrels (R1–R3)."
     _check_depth(depth)
     c = _campaign(runs, qrels)
+    team_of, S = _team_codes(c, teams)
     keys, tq, dc, g = _pairs(c, threshold)
     s, col = _incidence(c, keys, depth, threshold)
-    Sd = np.bincount(col, minlength=len(keys)).astype(np.int64)
-    S = c.n_systems
+    if team_of is not None: _, tcol = _incidence(c, keys, depth, threshold, team_of)
+    Sd = np.bincount(col if team_of is None else tcol, minlength=len(keys)).astype(np.int64)
     df = pd.DataFrame({"query": c.topics[tq].astype(str), "doc": c.judged_docs[dc].astype(str),
                        "grade": g.astype(np.int64), "S_d": Sd, "S": np.full(len(keys), S, np.int64),
                        "rarity": _rarity(Sd, S, normalized)})
@@ -93,17 +113,18 @@ def _check_args(k, alpha, depth, normalized, allow_k_none: bool) -> list:
 
 def _is_seq(x) -> bool: return isinstance(x, (Sequence, np.ndarray)) and not isinstance(x, str)
 
-def _components(c: Campaign, k, depth, normalized: bool, threshold: int = 1) -> dict:
+def _components(c: Campaign, k, depth, normalized: bool, threshold: int = 1, teams=None) -> dict:
     "Per (system, topic): P@k, AP@k and their rarity parts ρ_P, ρ_AP (R6), with R or R' (S × Q arrays)."
+    team_of, S = _team_codes(c, teams)
     keys, *_ = _pairs(c, threshold)
-    s, col = _incidence(c, keys, depth, threshold)
+    s, col = _incidence(c, keys, depth, threshold, team_of)
     Sd = np.bincount(col, minlength=len(keys))
     K = c.depth if k is None else int(k)
     Kd = min(K, c.depth)
     rel = c.grades[:, :, :Kd] >= threshold
     sI, qI, rI = np.nonzero(rel)
     R = np.zeros(rel.shape)
-    R[sI, qI, rI] = _rarity(Sd[_columns(c, keys, sI, qI, rI)], c.n_systems, normalized)
+    R[sI, qI, rI] = _rarity(Sd[_columns(c, keys, sI, qI, rI)], S, normalized)
     ranks = np.arange(1, Kd + 1, dtype=np.float64)
     nr = c.n_relevant(threshold).astype(np.float64)
     nr = np.where(nr > 0, nr, 1.0)                        # N_R = 0: nothing relevant, AP = 0
@@ -112,30 +133,48 @@ def _components(c: Campaign, k, depth, normalized: bool, threshold: int = 1) -> 
                 AP=(relf * np.cumsum(relf, -1) / ranks).sum(-1) / nr,
                 rhoAP=(relf * np.cumsum(R, -1) / ranks).sum(-1) / nr)
 
-def _tables(runs, qrels, which: str, k, alpha, depth, normalized, threshold, all_qrels_topics):
+def _tables(runs, qrels, which: str, k, alpha, depth, normalized, threshold, all_qrels_topics, teams=None):
     "Score table(s) of P@k_R / AP_R for one alpha or {alpha: table} for a sequence."
     alphas = _check_args(k, alpha, depth, normalized, allow_k_none=(which == "AP"))
     c = _campaign(runs, qrels)
-    comp = _components(c, k, depth, normalized, threshold)
+    comp = _components(c, k, depth, normalized, threshold, teams)
     base, rho = comp[which], comp["rho" + which]
     name = which + ("'" if normalized else "") + ("" if k is None else f"@{k}") + "_rareness"
     out = {}
     for a in map(float, alphas):
         vals = ((1 - a) * base + a * rho) if normalized else (base + a * rho)
-        out[a] = c.score_table(vals, f"{name}(alpha={a:g})", threshold=threshold, all_topics=all_qrels_topics,
+        out[a] = c.score_table(vals, f"{name}(alpha={a:g}" + (", teams)" if teams is not None else ")"), threshold=threshold, all_topics=all_qrels_topics,
                                alpha=a, k=k, depth=depth, normalized=normalized)
     return out if _is_seq(alpha) else out[float(alpha)]
 
 # %% ../nbs/10_rareness.ipynb #3c194a04
-def precision_rareness(runs, qrels=None, k: int = 100, alpha=0.5, depth: int | None = None, normalized: bool = False,
-                       threshold: int = 1, all_qrels_topics: bool = False):
+def precision_rareness(runs, # a Campaign, or a runs frame (with `qrels`)
+                       qrels=None, # the qrels frame when `runs` is a frame
+                       k: int = 100, # cut-off of P@k
+                       alpha=0.5, # weight α of the rarity bonus; a sequence gives {alpha: table}
+                       depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
+                       normalized: bool = False, # P'@k_R = (1 − α)P@k + αρ'_P with R' (α ≤ 1)
+                       threshold: int = 1, # relevant means grade ≥ threshold
+                       all_qrels_topics: bool = False, # add a zero column for qrels topics without relevant documents
+                       *,
+                       teams: Mapping[str, str] | None = None, # system -> team: rarity counts teams, not runs
+                      ):
     "Score table of P@k_R (R4), or P'@k_R (R8) if `normalized`; a sequence of alphas gives {alpha: table}."
-    return _tables(runs, qrels, "P", k, alpha, depth, normalized, threshold, all_qrels_topics)
+    return _tables(runs, qrels, "P", k, alpha, depth, normalized, threshold, all_qrels_topics, teams)
 
-def ap_rareness(runs, qrels=None, k: int | None = 100, alpha=0.5, depth: int | None = None, normalized: bool = False,
-                threshold: int = 1, all_qrels_topics: bool = False):
+def ap_rareness(runs, # a Campaign, or a runs frame (with `qrels`)
+                qrels=None, # the qrels frame when `runs` is a frame
+                k: int | None = 100, # cut-off of AP@k; None: whole rankings
+                alpha=0.5, # weight α of the rarity bonus; a sequence gives {alpha: table}
+                depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
+                normalized: bool = False, # AP'@k_R with R' (α ≤ 1)
+                threshold: int = 1, # relevant means grade ≥ threshold
+                all_qrels_topics: bool = False, # add a zero column for qrels topics without relevant documents
+                *,
+                teams: Mapping[str, str] | None = None, # system -> team: rarity counts teams, not runs
+               ):
     "Score table of AP@k_R (R5), or AP'@k_R if `normalized`; `k=None` uses whole rankings; a sequence of alphas gives {alpha: table}."
-    return _tables(runs, qrels, "AP", k, alpha, depth, normalized, threshold, all_qrels_topics)
+    return _tables(runs, qrels, "AP", k, alpha, depth, normalized, threshold, all_qrels_topics, teams)
 
 # %% ../nbs/10_rareness.ipynb #42156e72
 _KINDS = ("rare", "common")
@@ -190,7 +229,7 @@ def synthetic_ranks(runs, qrels=None, query=None, kinds=_KINDS, alphas=(0, 0.5, 
 
 # %% ../nbs/10_rareness.ipynb #316b0d1d
 def _bilinear(c: Campaign, which: str, k: int, depth, threshold: int, all_qrels_topics: bool):
-    "(base, W·1, G = W Aᵀ) of P@k (which='P') or AP@k ('AP') over the table's topics (SPEC E5 hint)."
+    "(base, W·1, G = W Aᵀ) of P@k (which='P') or AP@k ('AP') over the table's topics."
     keys, *_ = _pairs(c, threshold)
     s, col = _incidence(c, keys, depth, threshold)
     A = np.zeros((c.n_systems, len(keys))); A[s, col] = 1.0
@@ -271,7 +310,7 @@ def rareness_system_sampling(runs, qrels=None, measure: str = "P", k: int = 100,
     return (out, pd.concat(taus, ignore_index=True)) if detail else out
 
 # %% ../nbs/10_rareness.ipynb #e0d8279b
-PAPER = {  # SPEC §1.8: the paper's Tables 1–4 (TREC-5 and TREC-8 columns)
+PAPER = {  # the paper's Tables 1–4 (TREC-5 and TREC-8 columns)
     "table1": {"trec5": {("P@100", 0.0): (598, 406), ("P@100_R", 0.5): (680, 457), ("P@100_R", 1.0): (728, 476),
                          ("AP@100", 0.0): (541, 334), ("AP@100_R", 0.5): (632, 404), ("AP@100_R", 1.0): (701, 467)},
                "trec8": {("P@100", 0.0): (3666, 2973), ("P@100_R", 0.5): (3778, 3050), ("P@100_R", 1.0): (3825, 3079),

@@ -374,7 +374,7 @@ def test_discriminative_power_counts():
 
 # --------------------------------------------------------------------------- stability
 
-def stability_loop(X, trials, seed, f, T):
+def stability_loop(X, trials, seed, f, T, relative=False):
     S, n = X.shape
     rng = np.random.default_rng(seed)
     keys = rng.random((trials, n))
@@ -383,7 +383,8 @@ def stability_loop(X, trials, seed, f, T):
         sel = np.argsort(keys[r])[:T]
         m = X[:, sel].mean(1)
         for a, b in itertools.permutations(range(S), 2):
-            if m[a] - m[b] > f: wins[a, b] += 1
+            band = f * max(abs(m[a]), abs(m[b])) if relative else f
+            if m[a] - m[b] > band: wins[a, b] += 1
     vals = [max(wins[a, b], wins[b, a]) / trials for a, b in itertools.combinations(range(S), 2)]
     return float(np.mean(vals))
 
@@ -392,6 +393,27 @@ def stability_loop(X, trials, seed, f, T):
 def test_stability_matches_loop(f):
     t = rand_table(S=6, n=10, seed=21)
     assert abs(stability(t, trials=200, seed=3, fuzziness=f) - stability_loop(t.to_numpy(), 200, 3, f, 5)) < 1e-12
+
+
+@pytest.mark.parametrize("f", [0.0, 0.05, 0.2])
+def test_stability_relative_matches_loop(f):
+    t = rand_table(S=6, n=10, seed=22)
+    assert abs(stability(t, trials=200, seed=4, fuzziness=f, relative=True)
+               - stability_loop(t.to_numpy(), 200, 4, f, 5, relative=True)) < 1e-12
+
+
+def test_stability_relative_hand_case():
+    "Buckley & Voorhees: |a - b| <= f·max(a, b) is a tie; the band scales with the scores, the absolute one does not."
+    t = table([[.8, .6], [.7, .66]])           # means 0.7 and 0.68: gap 0.02
+    # relative f = 0.05: band 0.035 > 0.02, a tie; f = 0.025: band 0.0175 < 0.02, the first system wins every trial
+    assert stability(t, trials=20, seed=0, topics=2, fuzziness=0.05, relative=True) == 0.0
+    assert stability(t, trials=20, seed=0, topics=2, fuzziness=0.025, relative=True) == 1.0
+    assert stability(t, trials=20, seed=0, topics=2, fuzziness=0.025) == 0.0        # absolute band 0.025 > 0.02
+    big = table(t.to_numpy() * 100)            # gap 2, band 3.5 relative; absolute 0.05 is far below
+    assert stability(big, trials=20, seed=0, topics=2, fuzziness=0.05, relative=True) == 0.0
+    assert stability(big, trials=20, seed=0, topics=2, fuzziness=0.05) == 1.0
+    low = table([[.8, .6], [.7, .66]], hib=False)   # lower is better: the band uses the magnitudes
+    assert stability(low, trials=20, seed=0, topics=2, fuzziness=0.025, relative=True) == 1.0
 
 
 def test_stability_hand_cases():

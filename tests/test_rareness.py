@@ -565,3 +565,63 @@ def test_reproduce_paper_trec5_and_the_skip_path(tmp_path, monkeypatch):
     assert res["table1"]["paper 95%"].tolist() == [v[0] for v in PAPER["table1"]["trec5"].values()]
     with pytest.raises(ValueError, match="name"):
         reproduce_paper("wt14")
+
+
+# ------------------------------------------------------------------------------------------------ teams
+def test_example_a_teams_by_hand():
+    "A alone in t1, B and C in t2: d4 is found by one team of two (R = 1/2); d1, d2, d3 by both (R = 0)."
+    teams = {"A": "t1", "B": "t2", "C": "t2"}
+    r = rarity(RUNS_A, QRELS_A, teams=teams).set_index("doc")
+    assert r.S_d.to_dict() == dict(d6=0, d4=1, d1=2, d2=2, d3=2)
+    assert (r.S == 2).all()
+    np.testing.assert_allclose(r.rarity[["d1", "d2", "d3", "d4", "d6"]], [0, 0, 0, 1/2, 1], atol=TOL)
+    rn = rarity(RUNS_A, QRELS_A, teams=teams, normalized=True).set_index("doc")   # R' = (2 − S_d)/(2 − 1)
+    np.testing.assert_allclose(rn.rarity[["d1", "d4", "d6"]], [0, 1, 1], atol=TOL)
+    # C's top 3: d3, d4, d2 -> P@3_R = (1 + 3/2 + 1)/3; prefix precisions 1, 5/4, 7/6 over N_R = 5
+    np.testing.assert_allclose(precision_rareness(RUNS_A, QRELS_A, k=3, alpha=1, teams=teams)["q1"], fr("2/3 5/6 7/6"),
+                               atol=TOL)
+    np.testing.assert_allclose(ap_rareness(RUNS_A, QRELS_A, k=3, alpha=1, teams=teams)["q1"], fr("2/5 11/30 41/60"),
+                               atol=TOL)
+    # with_systems still lists the runs
+    assert rarity(RUNS_A, QRELS_A, teams=teams, with_systems=True).set_index("doc").systems["d4"] == ("B", "C")
+
+
+def test_teams_errors_and_keyword_only():
+    with pytest.raises(ValueError, match=r"no team for system\(s\) \['C'\]"):
+        rarity(RUNS_A, QRELS_A, teams={"A": "t1", "B": "t1"})
+    with pytest.raises(ValueError, match="teams must be a mapping"):
+        ap_rareness(RUNS_A, QRELS_A, teams=["t1", "t1", "t2"])
+    with pytest.raises(TypeError):
+        rarity(RUNS_A, QRELS_A, None, False, 1, False, {"A": "t"})   # teams is keyword-only
+
+
+@SETTINGS
+@given(campaigns(), st.sampled_from([None, 2]), st.integers(0, 10**6))
+def test_teams_brute_force(data, depth, seed):
+    "S_d over teams = distinct teams among the runs holding d (brute force); one team per run = run-level values."
+    runs, qrels = data
+    c = prepare(runs, qrels)
+    names = [str(x) for x in c.systems]
+    rng = np.random.default_rng(seed)
+    teams = {s: f"team{int(rng.integers(0, 3))}" for s in names}
+    r = rarity(c, depth=depth, teams=teams)
+    top = c.runs if depth is None else c.runs[c.runs["rank"] <= depth]
+    n_teams = len(set(teams.values()))
+    assert (r.S == n_teams).all()
+    for row in r.itertuples():
+        holders = top[(top["query"] == row.query) & (top.doc == row.doc)].system.astype(str)
+        assert row.S_d == len({teams[s] for s in holders})
+        assert abs(row.rarity - (1 - row.S_d / n_teams)) < TOL
+    # scores: P@k_R = P@k + α/k · Σ rarity of relevant docs in the top k (brute force over the runs frame)
+    k = 2
+    p = precision_rareness(c, k=k, alpha=1.0, depth=depth, teams=teams)
+    R = r.set_index(["query", "doc"]).rarity
+    for s in p.index:
+        for q in p.columns:
+            lst = c.runs[(c.runs.system.astype(str) == s) & (c.runs["query"] == q) & (c.runs["rank"] <= k)]
+            g = qrels.set_index(["query", "doc"]).grade
+            want = sum(1 + R[(q, d)] for d in lst.doc if g.get((q, d), 0) >= 1) / k
+            assert abs(p.loc[s, q] - want) < TOL
+    own = {s: s for s in names}
+    np.testing.assert_array_equal(ap_rareness(c, k=k, alpha=1.0, depth=depth, teams=own).to_numpy(),
+                                  ap_rareness(c, k=k, alpha=1.0, depth=depth).to_numpy())
