@@ -637,3 +637,31 @@ def _without(ds, name):
     from types import SimpleNamespace
     return SimpleNamespace(runs=ds.runs[ds.runs.system != name], qrels=ds.qrels, meta=ds.meta.drop(index=name),
                            parts=ds.parts)
+
+
+@pytest.mark.skipif(not (MIRROR / "github" / "castorini" / "TREC-COVID").is_dir(), reason="no offline mirror of TREC-COVID")
+def test_report_against_trec_covid(tmp_path):
+    "`report --against`: a user's run joins the 143 campaign runs, is marked, and its placement table is written."
+    from irinnov.datasets import load
+    env = {"IRINNOV_MIRROR": str(MIRROR), "IRINNOV_HOME": str(tmp_path / "home")}
+    os.environ.setdefault("IRINNOV_MIRROR", str(MIRROR))
+    ds = load("trec-covid-round1", progress=False)
+    copy = ds.runs[ds.runs.system == "BBGhelani2"]
+    (tmp_path / "mine").mkdir()
+    for name in ("myrun", "BBGhelani1"):
+        (tmp_path / "mine" / f"input.{name}").write_text("".join(
+            f"{q} Q0 {d} {i} {s} {name}\n" for i, (q, d, s) in enumerate(copy[["query", "doc", "score"]].itertuples(index=False))))
+    code, out, err = report_main("--against", "trec-covid-round1", str(tmp_path / "mine" / "input.BBGhelani1"), "-o", "clash",
+                                 cwd=tmp_path, env=env)
+    assert code == 1 and "already in the campaign" in err and err.count("\n") == 1
+    code, out, err = report_main("--against", "trec-covid-round1", str(tmp_path / "mine" / "input.myrun"), "-o", "out",
+                                 "-m", "AP", "U", "--permutations", "20", "--trials", "10", cwd=tmp_path, env=env)
+    assert code == 0, err
+    assert out.strip() == "wrote out/report.html and its tables (CSV, Parquet) for 144 systems"
+    pl = pd.read_parquet(tmp_path / "out" / "placement.parquet").set_index("measure")
+    assert set(pl.system) == {"myrun"} and (pl["of"] == 144).all()
+    sys_ = pd.read_parquet(tmp_path / "out" / "systems.parquet").set_index("system")
+    assert sys_.at["myrun", "AP"] == sys_.at["BBGhelani2", "AP"]                    # a copy scores as its original
+    assert pl.at["AP", "rank"] == sys_.at["myrun", "rank AP"] == sys_.at["BBGhelani2", "rank AP"]
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert 'id="yours"' in html and '<tr class="yours"><td class="text">myrun</td>' in html
