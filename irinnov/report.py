@@ -591,15 +591,15 @@ def plot_rank_shift(report: CampaignReport, measures=None, hue: str | None = Non
     fig.tight_layout()
     return fig
 
-def plot_agreement(report: CampaignReport):
-    "Heatmaps of Kendall τ-b and τ_AP (row = reference ordering, column = the other) between all measures."
+def plot_agreement(report: CampaignReport, annotate: bool | None = None):
+    "Heatmaps of Kendall τ-b and τ_AP (row = reference ordering, column = the other) between all measures; values written in the cells up to 12 measures (`annotate`)."
     import matplotlib.pyplot as plt
     import seaborn as sns
     n = len(report.agreement)
     fig, axes = plt.subplots(1, 2, figsize=(2 * (0.5 * n + 2.5), 0.45 * n + 2))
     lo = min(0.5, math.floor(float(np.nanmin(report.agreement.to_numpy())) * 10) / 10)
     for ax, (key, title) in zip(axes, [("tau", "Kendall τ-b"), ("tau_ap", "τ_AP (row = reference)")]):
-        sns.heatmap(report.agreement[key], vmin=lo, vmax=1, cmap="viridis", annot=True, fmt=".2f",
+        sns.heatmap(report.agreement[key], vmin=lo, vmax=1, cmap="viridis", annot=n <= 12 if annotate is None else annotate, fmt=".2f",
                     annot_kws={"fontsize": 8}, square=True, cbar_kws={"shrink": 0.6}, ax=ax)
         ax.set(title=title, xlabel="measure", ylabel="reference measure" if key == "tau_ap" else "measure")
         ax.tick_params(labelsize=9)
@@ -1032,7 +1032,7 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
         secs.append(("agreement", "Agreement between the measures",
                      _figure_html(figs["agreement"], "Kendall τ-b (left) and τ_AP (right, row = reference ordering) "
                                   "between the system orderings of every pair of measures; colour scale from the lowest "
-                                  "value (or 0.5) to 1.")
+                                  "value (or 0.5) to 1; the values are in the tables below.")
                      + "<h3>Kendall τ-b</h3>" + _table_html(rep.agreement["tau"], "t-tau")
                      + "<h3>τ_AP (row = reference)</h3>" + _table_html(rep.agreement["tau_ap"], "t-tauap")
                      + f"<p>Files: {link('agreement')}.</p>"))
