@@ -76,7 +76,8 @@ class Measure:
         "The measure's score table (systems × evaluated topics) on a campaign or `(runs, qrels)`; `teams` (system -> team) counts rarity and novelty per team."
         c = prepare(runs, qrels)
         if warn: _warn_small_field([self], len(c.systems))
-        table = self.fn(c, **({"teams": teams} if teams is not None and self.family in _TEAM_FAMILIES else {}))
+        use = teams is not None and self.family in _TEAM_FAMILIES and _supports_teams(self.family)
+        table = self.fn(c, **({"teams": teams} if use else {}))
         table.attrs["measure"] = self.name
         return table
 
@@ -91,11 +92,11 @@ def _warn_small_field(specs, n: int):
                       f"run{'s' * (n != 1)}: {'its' if len(names) == 1 else 'their'} values mean little with fewer than "
                       f"{FEW_RUNS} runs (add the campaign's runs, e.g. with --against)", stacklevel=3)
 
-def _supports_teams() -> bool:
-    "Whether the rareness and novelty functions of this installation take `teams`."
+def _supports_teams(family: str = "rareness") -> bool:
+    "Whether this installation's rareness (or novelty) functions take `teams` (a document counted once per team)."
     from irinnov import novelty, rareness
-    return all("teams" in inspect.signature(f).parameters
-               for f in (rareness.precision_rareness, rareness.ap_rareness, novelty.utility))
+    fns = (rareness.precision_rareness, rareness.ap_rareness) if family == "rareness" else (novelty.utility,)
+    return all("teams" in inspect.signature(f).parameters for f in fns)
 
 def _team_map(teams, meta) -> dict | None:
     "teams=None: per run; True: the meta's `team` column; a mapping: system -> team."
@@ -103,9 +104,9 @@ def _team_map(teams, meta) -> dict | None:
     if teams is True:
         if meta is None or "team" not in meta.columns: raise ValueError("teams=True needs a meta table with a 'team' column")
         teams = meta["team"]
-    if not _supports_teams():
-        raise ValueError("team-level rarity needs irinnov.rareness and irinnov.novelty functions that take teams=; "
-                         "this installation's do not")
+    if not _supports_teams("rareness"):
+        raise ValueError("team-level rarity needs irinnov.rareness functions that take teams=; this installation's "
+                         "do not")
     return {str(k): str(v) for k, v in dict(teams).items()}
 
 _NAME = re.compile(r"^(?P<base>[A-Za-z]+)(?P<prime>')?(?:@(?P<k1>g1-\d+|\d+))?(?:_(?P<suffix>[A-Za-z]+))?"
@@ -550,7 +551,8 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
     pooled = _pooled_column(meta)
     if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
     params = dict(measures=names, reference=reference, official=offic, rel=rel, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
-                  tests=tests, alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=team_map is not None)
+                  tests=tests, alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=team_map is not None,
+                  team_families=tuple(f for f in _TEAM_FAMILIES if team_map is not None and _supports_teams(f)))
     return CampaignReport(c, tables, orderings, scores, ranks, agreement, power, hib, families, reference, meta, params,
                           pvalues, coverage, new)
 
@@ -796,7 +798,8 @@ def _pid_alive(pid: int) -> bool:
 
 @contextlib.contextmanager
 def claim_output(out_dir):
-    "Hold the output folder's lock file while a report is computed and written; a second writer fails clearly."
+    "Hold the output folder's lock file while a report is computed and written; a second writer fails clearly; a folder this call created is removed again if nothing was written."
+    created = not Path(out_dir).exists()
     out = check_output(out_dir)
     key = str(out.resolve())
     if key in _HELD:            # this process holds it already (the command line claims it before computing)
@@ -823,6 +826,8 @@ def claim_output(out_dir):
     finally:
         _HELD.discard(key)
         lock.unlink(missing_ok=True)
+        if created:
+            with contextlib.suppress(OSError): out.rmdir()        # only if empty: a failed run leaves no folder
 
 def _publish(stage: Path, out: Path, names: list):
     "Move the staged files into place: the old report.html goes first, the new one last, so tables and page never disagree."
@@ -934,7 +939,8 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
              f"{esc(version)}. Rank 1 is best under every measure; ↓ marks lower-is-better measures, ranked accordingly. "
              f"Reference measure: <b>{esc(ref)}</b>"
              + (f"; the campaign's official measures: {esc(', '.join(p['official']))}" if p.get("official") else "")
-             + (". Rareness and novelty count a document once per team (team-level rarity)" if p.get("team_rarity") else "")
+             + (f". {' and '.join(p.get('team_families', ())).capitalize()} count{'s' * (len(p.get('team_families', ())) == 1)} a "
+                "document once per team (team-level rarity)" if p.get("team_rarity") else "")
              + ".</p>")
     if rep.new_systems:
         intro += (f'<p class="note">Your runs, added to the field of {S - len(rep.new_systems)} campaign runs and '

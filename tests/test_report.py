@@ -480,8 +480,12 @@ def test_unusable_or_busy_output_folder(tmp_path, rep, monkeypatch):
     runs, qrels = generated()
     with pytest.raises(NotADirectoryError, match="not a directory"): write_report(runs, qrels, out_dir=f)
     assert computed == []                                                       # refused before computing
+    with pytest.raises(ZeroDivisionError):
+        with claim_output(tmp_path / "new" / "deep"): 1 / 0
+    assert (tmp_path / "new").is_dir() and not (tmp_path / "new" / "deep").exists()   # a failed run leaves no folder
     monkeypatch.undo()
     out = tmp_path / "busy"
+    out.mkdir()
     with claim_output(out):
         import subprocess, sys
         code = ("import sys; sys.path.insert(0, 'tests'); from test_report import generated; "
@@ -491,13 +495,14 @@ def test_unusable_or_busy_output_folder(tmp_path, rep, monkeypatch):
                            cwd=str(Path(__file__).resolve().parents[1]))
         assert p.returncode != 0 and "another irinnov report is writing into this folder" in p.stderr
         assert not (out / "report.html").exists()
+    assert out.is_dir()                                                          # it existed before: kept
     (out / ".irinnov-report.lock").write_text("999999999")                       # left by a process that is gone
     write_report(rep, out_dir=out)
     assert (out / "report.html").exists() and not (out / ".irinnov-report.lock").exists()
 
 
 def test_team_rarity_option(rep, campaign):
-    if report_mod._supports_teams():
+    if report_mod._supports_teams("rareness"):
         teams = {f"s{i}": f"team{i // 2}" for i in range(S)}
         r = campaign_report(campaign, measures=["AP_rareness@10(alpha=1)"], B=20, trials=20, teams=teams)
         assert r.params["team_rarity"]
@@ -665,3 +670,21 @@ def test_report_against_trec_covid(tmp_path):
     assert pl.at["AP", "rank"] == sys_.at["myrun", "rank AP"] == sys_.at["BBGhelani2", "rank AP"]
     html = (tmp_path / "out" / "report.html").read_text()
     assert 'id="yours"' in html and '<tr class="yours"><td class="text">myrun</td>' in html
+
+
+def test_team_rarity_passes_teams_where_supported(campaign, monkeypatch):
+    "With a rareness function that takes teams=, the report hands it the system -> team mapping (and not to others)."
+    import irinnov.rareness as rareness_mod
+    seen = []
+    real = rareness_mod.precision_rareness
+    def with_teams(runs, qrels=None, k=100, alpha=0.5, depth=None, normalized=False, threshold=1, all_qrels_topics=False,
+                   teams=None):
+        seen.append(teams)
+        return real(runs, qrels, k=k, alpha=alpha, depth=depth, normalized=normalized, threshold=threshold)
+    monkeypatch.setattr(rareness_mod, "precision_rareness", with_teams)
+    real_ap = rareness_mod.ap_rareness
+    monkeypatch.setattr(rareness_mod, "ap_rareness", lambda *a, teams=None, **k: real_ap(*a, **k))
+    meta_ = pd.DataFrame({"team": [f"team{i // 2}" for i in range(S)]}, index=pd.Index([f"s{i}" for i in range(S)], name="system"))
+    r = campaign_report(campaign, measures=["AP", "P@10_rareness(alpha=1)"], B=20, trials=20, meta=meta_, teams=True)
+    assert seen == [{f"s{i}": f"team{i // 2}" for i in range(S)}]
+    assert r.params["team_rarity"] and "rareness" in r.params["team_families"]
