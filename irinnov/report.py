@@ -5,11 +5,19 @@
 # %% ../nbs/20_compare.ipynb #ae65ffd8
 from __future__ import annotations
 
+import argparse
 import base64
+import contextlib
 import html
+import inspect
 import io
 import math
+import os
 import re
+import shutil
+import string
+import sys
+import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from . import metrics
-from .trec import Campaign, prepare, progress
+from .trec import NO_GRADE, Campaign, _indices, as_runs, prepare, progress
 
 def _lazy(module: str, name: str) -> Callable:
     "`irinnov.<module>.<name>`, imported on first call: `irinnov evaluate -m AP` need not import scipy.stats."
@@ -37,9 +45,12 @@ _compare_orderings, _discriminative_power, _stability = (_lazy("meta", "compare_
 _round_significant = _lazy("meta", "_round_significant")
 
 # %% auto #0
-__all__ = ['KNOWN_MEASURES', 'CLASSIC', 'TESTS', 'FAMILIES', 'MeasureError', 'Measure', 'parse_measure', 'measure_table',
-           'default_measures', 'CampaignReport', 'campaign_report', 'plot_rank_shift', 'plot_agreement', 'plot_power',
-           'write_report']
+__all__ = ['KNOWN_MEASURES', 'FEW_RUNS', 'CLASSIC', 'OFFICIAL', 'TESTS', 'FAMILIES', 'LOCK', 'SCALES', 'MeasureError', 'Measure',
+           'parse_measure', 'measure_table', 'default_measures', 'official_measures', 'judged_at',
+           'significance_groups', 'mean_ci', 'topic_summary', 'team_best', 'rare_documents', 'CampaignReport',
+           'campaign_report', 'plot_rank_shift', 'plot_agreement', 'plot_power', 'plot_topic_heatmap', 'check_output',
+           'claim_output', 'bonus_risers', 'write_report', 'against_field', 'add_against_arguments', 'against_command',
+           'add_report_arguments', 'report_command']
 
 # %% ../nbs/20_compare.ipynb #7588525c
 KNOWN_MEASURES = ("AP", "AP@k", "P@k", "R@k", "nDCG", "nDCG@k", "RR", "RBP(p=0.8)", "bpref", "Rprec",
@@ -61,11 +72,42 @@ class Measure:
     fn: Callable = field(repr=False, compare=False)            # campaign -> score table
     prefs: Callable | None = field(default=None, repr=False, compare=False)   # campaign -> preference table (RPP)
 
-    def __call__(self, runs, qrels=None) -> pd.DataFrame:
-        "The measure's score table (systems × evaluated topics) on a campaign or `(runs, qrels)`."
-        table = self.fn(prepare(runs, qrels))
+    def __call__(self, runs, qrels=None, *, teams=None, warn: bool = True) -> pd.DataFrame:
+        "The measure's score table (systems × evaluated topics) on a campaign or `(runs, qrels)`; `teams` (system -> team) counts rarity and novelty per team."
+        c = prepare(runs, qrels)
+        if warn: _warn_small_field([self], len(c.systems))
+        use = teams is not None and self.family in _TEAM_FAMILIES and _supports_teams(self.family)
+        table = self.fn(c, **({"teams": teams} if use else {}))
         table.attrs["measure"] = self.name
         return table
+
+FEW_RUNS = 5
+_TEAM_FAMILIES = ("rareness", "novelty")
+
+def _warn_small_field(specs, n: int):
+    "Warn once when measures defined by the field (rareness, novelty, RPP) are computed on fewer than FEW_RUNS runs."
+    names = [s.name for s in specs if s.family in ("rareness", "novelty", "rpp")]
+    if names and n < FEW_RUNS:
+        warnings.warn(f"{', '.join(names)} compare{'s' * (len(names) == 1)} each run with the field, here only {n} "
+                      f"run{'s' * (n != 1)}: {'its' if len(names) == 1 else 'their'} values mean little with fewer than "
+                      f"{FEW_RUNS} runs (add the campaign's runs, e.g. with --against)", stacklevel=3)
+
+def _supports_teams(family: str = "rareness") -> bool:
+    "Whether this installation's rareness (or novelty) functions take `teams` (a document counted once per team)."
+    from irinnov import novelty, rareness
+    fns = (rareness.precision_rareness, rareness.ap_rareness) if family == "rareness" else (novelty.utility,)
+    return all("teams" in inspect.signature(f).parameters for f in fns)
+
+def _team_map(teams, meta) -> dict | None:
+    "teams=None: per run; True: the meta's `team` column; a mapping: system -> team."
+    if teams is None or teams is False: return None
+    if teams is True:
+        if meta is None or "team" not in meta.columns: raise ValueError("teams=True needs a meta table with a 'team' column")
+        teams = meta["team"]
+    if not _supports_teams("rareness"):
+        raise ValueError("team-level rarity needs irinnov.rareness functions that take teams=; this installation's "
+                         "do not")
+    return {str(k): str(v) for k, v in dict(teams).items()}
 
 _NAME = re.compile(r"^(?P<base>[A-Za-z]+)(?P<prime>')?(?:@(?P<k1>g1-\d+|\d+))?(?:_(?P<suffix>[A-Za-z]+))?"
                    r"(?:@(?P<k2>g1-\d+|\d+))?(?:\((?P<args>[^()]*)\))?$")
@@ -119,7 +161,7 @@ def parse_measure(name: str) -> Measure:
         canon = (which + ("'" if norm else "") + (f"@{kint}" if kint else "") + "_rareness"
                  + _suffix({"alpha": float(alpha), **({"rel": rel} if rel != 1 else {})}))
         f = _precision_rareness if which == "P" else _ap_rareness
-        return Measure(canon, "rareness", lambda c: f(c, k=kint, alpha=alpha, normalized=norm, threshold=rel))
+        return Measure(canon, "rareness", lambda c, **kw: f(c, k=kint, alpha=alpha, normalized=norm, threshold=rel, **kw))
     if base == "u" and suffix in ("", "novelty"):
         o = _args(name, g["args"], {"base": lambda v: math.e if v == "e" else _num(v), "log0": str, "loo": _bool,
                                     "rel": int})
@@ -128,8 +170,8 @@ def parse_measure(name: str) -> Measure:
         shown = {**({"base": "e" if b == math.e else float(b)} if b != 2 else {}), **({"log0": log0} if log0 != "zero" else {}),
                  **({"loo": 0} if not loo else {}), **({"rel": rel} if rel != 1 else {})}
         canon = "U" + (f"@{kint}" if kint else "") + _suffix(shown)
-        return Measure(canon, "novelty", lambda c: _utility(c, depth=kint, base=b, log0=log0, leave_one_out=loo,
-                                                            threshold=rel))
+        return Measure(canon, "novelty", lambda c, **kw: _utility(c, depth=kint, base=b, log0=log0, leave_one_out=loo,
+                                                                  threshold=rel, **kw))
     if base in ("rpp", "dcgrpp", "invrpp") and not suffix and k is None:
         weighting = {"rpp": "uniform", "dcgrpp": "dcg", "invrpp": "inverse"}[base]
         o = _args(name, g["args"], {"graded": _bool, "rel": int})
@@ -176,11 +218,15 @@ def measure_table(runs, qrels=None, name: str = "AP") -> pd.DataFrame:
 # %% ../nbs/20_compare.ipynb #943aa4d4
 CLASSIC = ("AP", "nDCG@10", "P@10", "RR")
 
-def default_measures(k: int = 100, alphas=(0.5, 1), pad_to: int | None = None) -> list:
-    "The report's measures: AP, nDCG@10, P@10, RR, P@k, AP@k (rareness at α = 0), rareness per α, U, RPP, ASL, ASL@g1-10, RIC."
-    pad = f"(pad={pad_to})" if pad_to else ""
-    return [*CLASSIC, f"P@{k}", f"AP@{k}", *(f"P@{k}_rareness(alpha={float(a):g})" for a in alphas),
-            *(f"AP@{k}_rareness(alpha={float(a):g})" for a in alphas), "U", "RPP", f"ASL{pad}", f"ASL@g1-10{pad}", "RIC"]
+def default_measures(k: int = 100, alphas=(0.5, 1), pad_to: int | None = None, classic=CLASSIC, rel: int = 1) -> list:
+    "The report's measures: the classic ones (AP, nDCG@10, P@10, RR), P@k, AP@k (rareness at α = 0), rareness per α, U, RPP, ASL, ASL@g1-10, RIC; `rel`: the relevance grade of the measures after the classic ones."
+    opts = lambda *o: "(" + ", ".join(x for x in o if x) + ")" if any(o) else ""
+    r = f"rel={rel}" if rel != 1 else ""
+    pad = f"pad={pad_to}" if pad_to else ""
+    cut = lambda m: f"{m}({r})@{k}" if r else f"{m}@{k}"
+    return [*classic, cut("P"), cut("AP"), *(f"P@{k}_rareness{opts(f'alpha={float(a):g}', r)}" for a in alphas),
+            *(f"AP@{k}_rareness{opts(f'alpha={float(a):g}', r)}" for a in alphas), f"U{opts(r)}", f"RPP{opts(r)}",
+            f"ASL{opts(pad, r)}", f"ASL@g1-10{opts(pad, r)}", f"RIC{opts(r)}"]
 
 def _oriented_means(table) -> pd.Series:
     s = table if isinstance(table, pd.Series) else table.mean(axis=1)
@@ -197,6 +243,131 @@ def _ranks(table) -> pd.Series:
     return _oriented_means(table).rank(ascending=False, method="min").astype(np.int64)
 
 # %% ../nbs/20_compare.ipynb #05c49f9a
+OFFICIAL = {"trec-covid": ("nDCG@10", "P@5", "bpref", "AP", "RBP(p=0.5)"),
+            "trec-dl": ("nDCG@10", "AP(rel=2)", "RR(rel=2)")}
+
+def official_measures(dataset: str) -> list:
+    "The measures a campaign's organisers published (TREC-COVID: nDCG@10, P@5, bpref, MAP, RBP(p=0.5); DL: nDCG@10, MAP and RR at grade ≥ 2)."
+    for prefix, names in OFFICIAL.items():
+        if str(dataset).startswith(prefix): return list(names)
+    raise ValueError(f"official: no official measures known for {dataset!r}; known campaigns: "
+                     + ", ".join(f"{p}*" for p in OFFICIAL))
+
+def judged_at(runs, qrels=None, k: int = 10) -> pd.DataFrame:
+    "Judged@k: the share of the top k positions holding a judged document (any grade), per qrels topic; a list shorter than k counts the missing positions as unjudged."
+    c = prepare(runs, qrels)
+    if k < 1: raise ValueError(f"k must be ≥ 1, not {k}")
+    judged = (c.grades[:, :, :k] != NO_GRADE).sum(axis=2) / k
+    return c.score_table(judged, f"Judged@{k}", all_topics=True)
+
+def _pooled_column(meta: pd.DataFrame | None) -> pd.Series | None:
+    "The meta column saying whether a run contributed to the judgment pools, as booleans (None if there is none)."
+    if meta is None: return None
+    for col in ("pooled", "contributed judgments", "judged"):
+        if col in meta.columns:
+            v = meta[col].astype(str).str.strip().str.lower()
+            return v.map({"yes": True, "true": True, "1": True, "y": True, "no": False, "false": False, "0": False,
+                          "n": False}).rename("pooled")
+    return None
+
+# %% ../nbs/20_compare.ipynb #2aaf15b0
+def _group_label(i: int, n: int) -> str:
+    "Group i of n: a letter while there are at most 52 groups (a-z, A-Z), else g1, g2, ..."
+    if n <= 52: return (string.ascii_lowercase + string.ascii_uppercase)[i]
+    return f"g{i + 1}"
+
+def significance_groups(pvalues: pd.DataFrame, means: pd.Series, *, alpha: float = 0.05,
+                        higher_is_better: bool = True) -> pd.DataFrame:
+    "Groups of systems no test separates: maximal runs of consecutive systems (in score order) whose every pair has p ≥ alpha."
+    oriented = pd.Series(_round_significant(means.to_numpy(float) * (1 if higher_is_better else -1)), index=means.index)
+    names = oriented.sort_values(ascending=False, kind="stable").index
+    P = pvalues.reindex(index=names, columns=names).to_numpy(float)
+    S = len(names)
+    tied = ~(P < alpha)                                  # NaN (the diagonal) counts as tied
+    # ok[i, e]: systems i..e pairwise tied; the furthest e from i never decreases with i (a sub-run of a run is a run)
+    ends = np.empty(S, np.int64)
+    e = 0
+    for i in range(S):
+        e = max(e, i)
+        while e + 1 < S and tied[e + 1, i:e + 1].all(): e += 1
+        ends[i] = e
+    maximal = np.r_[True, ends[1:] > ends[:-1]]          # a run not inside the previous one
+    starts, stops = np.flatnonzero(maximal), ends[maximal]
+    n = len(starts)
+    pos = np.arange(S)
+    first = np.searchsorted(stops, pos)                   # groups containing i: starts <= i <= stops (contiguous)
+    last = np.searchsorted(starts, pos, side="right") - 1
+    labels = [_group_label(a, n) if a == b else f"{_group_label(a, n)}–{_group_label(b, n)}" for a, b in zip(first, last)]
+    best = names[0]
+    out = pd.DataFrame({"group": labels, "groups": [list(range(a, b + 1)) for a, b in zip(first, last)],
+                        "tied with top": tied[0]}, index=pd.Index(names, name="system"))
+    out.attrs.update(alpha=alpha, n_groups=n, best=best)
+    return out.reindex(means.index)
+
+def mean_ci(table: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
+    "Each system's mean over topics with a Student-t confidence interval (mean ± t·sd/√n over the n topics)."
+    from scipy import stats
+    X = table.to_numpy(float)
+    n = X.shape[1]
+    m = X.mean(axis=1)
+    half = stats.t.ppf(0.5 + level / 2, n - 1) * X.std(axis=1, ddof=1) / math.sqrt(n) if n > 1 else np.full(len(m), np.nan)
+    return pd.DataFrame({"mean": m, "ci low": m - half, "ci high": m + half}, index=table.index)
+
+# %% ../nbs/20_compare.ipynb #3c5448c5
+def topic_summary(table: pd.DataFrame) -> pd.DataFrame:
+    "Per topic: the spread of the systems' scores (sd, range), how many systems score best, and the winner(s), most separating topic first."
+    X = table.to_numpy(float)
+    hib = table.attrs.get("higher_is_better", True)
+    O = X if hib else -X
+    best = O.max(axis=0)
+    at_best = np.isclose(O, best, rtol=0, atol=1e-12)
+    names = table.index.to_numpy().astype(str)
+    winners = [", ".join(names[at_best[:, j]][:3]) + (f" (+{int(at_best[:, j].sum()) - 3})" if at_best[:, j].sum() > 3 else "")
+               for j in range(X.shape[1])]
+    out = pd.DataFrame({"sd": X.std(axis=0, ddof=1) if len(X) > 1 else np.nan, "range": X.max(axis=0) - X.min(axis=0),
+                        "mean": X.mean(axis=0), "best": best if hib else -best, "winners": at_best.sum(axis=0),
+                        "winner": winners}, index=table.columns)
+    out.attrs["measure"] = table.attrs.get("measure")
+    return out.sort_values(["sd", "range"], ascending=False, kind="stable")
+
+def team_best(report: "CampaignReport", team: str = "team", measures=None) -> pd.DataFrame:
+    "The best run of each team under each measure (its rank and name), teams in order of their best rank under the reference."
+    if report.meta is None or team not in report.meta.columns:
+        raise ValueError(f"team: {team!r} is not a column of the report's meta")
+    names = list(measures or report.measures)
+    teams = report.meta[team].astype(str)
+    out = {"runs": teams.value_counts()}
+    for m in names:
+        r = report.ranks[m]
+        best = r.groupby(teams).idxmin()
+        out[f"rank {m}"], out[f"best {m}"] = r.loc[best.to_numpy()].set_axis(best.index), best
+    df = pd.DataFrame(out).rename_axis(team)
+    return df.sort_values([f"rank {names[0]}" if report.reference not in names else f"rank {report.reference}", "runs"],
+                          ascending=[True, False], kind="stable")
+
+def rare_documents(runs, qrels=None, system: str | None = None, *, k: int | None = 100, threshold: int = 1,
+                   max_runs: int | None = None) -> pd.DataFrame:
+    "The relevant documents a system ranks in its top k, with how many runs of the campaign retrieved each (anywhere in their lists), rarest first."
+    c = prepare(runs, qrels)
+    S = len(c.systems)
+    si = _indices(c.systems, [system], "system")[0]
+    ev = c.evaluated(threshold)
+    rel = (c.grades >= threshold) & (c.docs >= 0) & ev[None, :, None]
+    J = max(len(c.judged_docs), 1)
+    key = np.broadcast_to(np.arange(len(c.topics))[None, :, None], c.docs.shape).astype(np.int64) * J + c.docs
+    keys, counts = np.unique(key[rel], return_counts=True)      # how many runs retrieved each relevant (topic, doc)
+    mine = rel[si].copy()
+    if k is not None: mine[:, k:] = False
+    q, r = np.nonzero(mine)
+    found = counts[np.searchsorted(keys, key[si][q, r])]
+    out = pd.DataFrame({"query": c.topics[q].astype(str), "doc": c.judged_docs[c.docs[si][q, r]].astype(str),
+                        "grade": c.grades[si][q, r].astype(np.int64), "rank": r + 1, "runs": found,
+                        "rarity": 1 - found / S})
+    if max_runs is not None: out = out[out.runs <= max_runs]
+    return out.sort_values(["runs", "grade", "query", "rank"], ascending=[True, False, True, True],
+                           kind="stable").reset_index(drop=True)
+
+# %% ../nbs/20_compare.ipynb #12194c5c
 @dataclass
 class CampaignReport:
     "Every measure of the campaign side by side: per-topic tables, system scores and ranks, agreement, power, stability."
@@ -212,6 +383,9 @@ class CampaignReport:
     reference: str = "AP"
     meta: pd.DataFrame | None = None
     params: dict = field(default_factory=dict)
+    pvalues: dict = field(default_factory=dict, repr=False)   # test -> measure -> systems × systems p-values
+    coverage: pd.DataFrame | None = None   # systems × (Judged@10, Judged@100[, pooled])
+    new_systems: tuple = ()                # the runs added to the field with `against`
 
     @property
     def measures(self) -> list: return list(self.scores.columns)
@@ -245,6 +419,47 @@ class CampaignReport:
         if self.meta is not None: out = out.join(self.meta, on="system")
         return out
 
+    def groups(self, measure: str | None = None, test: str | None = None) -> pd.DataFrame:
+        "Per system under one measure: mean with a 95% t interval over topics, rank, significance group and whether it is tied with the top."
+        m = measure or self.reference
+        test = test or self.params["tests"][0]
+        if m not in self.tables: raise ValueError(f"measure: {m!r} has no per-topic table (MC4 is an ordering only)")
+        g = significance_groups(self.pvalues[test][m], self.scores[m], alpha=self.params["alpha"],
+                                higher_is_better=self.higher_is_better[m])
+        out = mean_ci(self.tables[m]).join(self.ranks[m].rename("rank")).join(g[["group", "tied with top"]])
+        out.attrs.update(measure=m, test=test, alpha=self.params["alpha"], n_groups=g.attrs["n_groups"])
+        return out.sort_values("rank", kind="stable")
+
+    def caveats(self, low: float = 0.7, min_shift: int | None = None) -> pd.DataFrame:
+        "Runs that rise under a measure that does not count unjudged documents as non-relevant at the top (RIC, ASL) while under `low` of their top 10 is judged."
+        if self.coverage is None: return pd.DataFrame(columns=["measure", "system", "shift", "Judged@10"])
+        min_shift = min_shift if min_shift is not None else max(3, math.ceil(0.05 * len(self.ranks)))
+        sh = self.shifts()
+        rows = [{"measure": m, "system": s, f"rank {self.reference}": int(self.ranks.at[s, self.reference]),
+                 "rank": int(self.ranks.at[s, m]), "shift": int(sh.at[s, m]), "Judged@10": float(self.coverage.at[s, "Judged@10"])}
+                for m in self.innovation if self.families[m] in ("ric", "asl")
+                for s in sh.index[(sh[m] >= min_shift) & (self.coverage["Judged@10"] < low)]]
+        out = pd.DataFrame(rows, columns=["measure", "system", f"rank {self.reference}", "rank", "shift", "Judged@10"])
+        if "pooled" in self.coverage.columns: out = out.join(self.coverage["pooled"], on="system")
+        return out.sort_values(["measure", "shift", "system"], ascending=[True, False, True], kind="stable").reset_index(drop=True)
+
+    def placement(self, test: str | None = None) -> pd.DataFrame:
+        "Where each run added with `against` places under each measure: score, rank among all runs, significance group, tied with the top, Judged@k."
+        test = test or self.params["tests"][0]
+        rows, S = [], len(self.ranks)
+        groups = {m: self.groups(m, test) for m in self.measures if m in self.tables}
+        for s in self.new_systems:
+            for m in self.measures:
+                g = groups.get(m)
+                rows.append({"system": s, "measure": m, "score": float(self.scores.at[s, m]), "rank": int(self.ranks.at[s, m]),
+                             "of": S, "best in field": float(self.scores[m].drop(list(self.new_systems)).pipe(
+                                 lambda v: v.max() if self.higher_is_better[m] else v.min())),
+                             "group": g.at[s, "group"] if g is not None else "",
+                             "tied with top": bool(g.at[s, "tied with top"]) if g is not None else None})
+        out = pd.DataFrame(rows, columns=["system", "measure", "score", "rank", "of", "best in field", "group", "tied with top"])
+        if self.coverage is not None: out = out.join(self.coverage[["Judged@10", "Judged@100"]], on="system")
+        return out
+
     def per_topic(self) -> pd.DataFrame:
         "Long table of every per-topic value: measure, system, query, value."
         parts = [t.stack().rename("value").reset_index().assign(measure=m) for m, t in self.tables.items()]
@@ -255,21 +470,48 @@ class CampaignReport:
         return (f"CampaignReport({len(c.systems)} systems × {int(c.evaluated().sum())} topics, {len(self.measures)} measures, "
                 f"reference {self.reference})")
 
-# %% ../nbs/20_compare.ipynb #2aaf15b0
+# %% ../nbs/20_compare.ipynb #7e6e40eb
 TESTS = ("randomized-tukey", "t-bonferroni")
 
+def _field(runs, qrels, against):
+    "The campaign with the runs of `against` added to the field: (campaign, names of the added runs)."
+    if against is None: return prepare(runs, qrels), ()
+    field_runs = runs.runs if isinstance(runs, Campaign) else as_runs(runs)
+    qrels = runs.qrels[["query", "doc", "grade"]] if isinstance(runs, Campaign) else qrels
+    mine = against.runs if isinstance(against, Campaign) else as_runs(against)
+    new = tuple(pd.unique(mine["system"].astype(str)))
+    clash = sorted(set(new) & set(field_runs["system"].astype(str)))
+    if clash: raise ValueError(f"against: run name(s) {clash[:5]} already in the campaign; rename your run(s)")
+    cols = ["system", "query", "doc", "score"]
+    return prepare(pd.concat([field_runs[cols], mine[cols]], ignore_index=True), qrels), new
+
 def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.5, 1), pad_to="depth",
-                    mc4: bool = True, reference: str = "AP", tests=TESTS, alpha: float = 0.05, B: int = 1000,
-                    trials: int = 1000, seed: int = 0, meta: pd.DataFrame | None = None) -> CampaignReport:
-    "All measures of a campaign side by side: scores, ranks, agreement (τ, τ_AP), discriminative power and stability."
-    c = prepare(runs, qrels)
+                    mc4: bool = True, reference: str | None = None, official=None, tests=TESTS, alpha: float = 0.05,
+                    B: int = 1000, trials: int = 1000, seed: int = 0, meta: pd.DataFrame | None = None,
+                    teams=None, against=None, depth: int | None = None, rel: int = 1) -> CampaignReport:
+    "All measures of a campaign side by side: scores, ranks, agreement (τ, τ_AP), discriminative power, stability, groups, coverage."
+    c, new = _field(runs, qrels, against)
+    c = c.truncate(depth)
     if len(c.systems) < 2: raise ValueError("runs: a campaign report needs at least two systems")
+    if not 0 < alpha < 1: raise ValueError(f"alpha must be in (0, 1), not {alpha}")
+    tests = tuple(tests)
+    if not tests: raise ValueError("tests: give at least one significance test")
     pad = c.depth if pad_to == "depth" else pad_to
-    names = list(measures) if measures is not None else default_measures(k, alphas, pad)
+    offic = official_measures(official) if isinstance(official, str) else list(official or [])
+    at_rel = lambda m: m if rel == 1 or m.startswith("nDCG") else (
+        f"{m.partition('@')[0]}(rel={rel})" + (f"@{m.partition('@')[2]}" if "@" in m else ""))
+    classic = [*offic, *(m for m in map(at_rel, CLASSIC) if m not in offic)]
+    names = list(measures) if measures is not None else default_measures(k, alphas, pad, classic=classic, rel=rel)
     specs = [parse_measure(n) for n in names]
-    ref = parse_measure(reference)
+    ref = parse_measure(reference or (offic[0] if offic else "AP"))
     if ref.name not in [s.name for s in specs]: specs.insert(0, ref)
     reference = ref.name
+    if meta is not None:
+        meta = pd.DataFrame(meta).copy()
+        meta.index = meta.index.astype(str).rename("system")
+        meta = meta.reindex(pd.Index(c.systems.astype(str), name="system"))
+    team_map = _team_map(teams, meta)
+    _warn_small_field(specs, len(c.systems))
     tables, orderings = {}, {}
     for spec in progress(specs, desc="measures", unit="measure"):
         if spec.name in tables: continue
@@ -282,7 +524,7 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
             order.attrs["measure"] = f"{spec.name}(MC4)"
             orderings[f"{spec.name}(MC4)"] = order
         else:
-            tables[spec.name] = spec(c)
+            tables[spec.name] = spec(c, teams=team_map, warn=False)
             orderings[spec.name] = tables[spec.name].mean(axis=1)
         orderings[spec.name].attrs = dict(tables[spec.name].attrs)
     systems = pd.Index(c.systems.astype(str), name="system")
@@ -295,22 +537,24 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
     fam = {s.name: s.family for s in specs}
     families = {m: fam.get(m, fam.get(m.removesuffix("(MC4)"))) for m in orderings}
     agreement = _compare_orderings(orderings)
-    rows = []
+    rows, pvalues = [], {t: {} for t in tests}
     for m, t in progress(list(tables.items()), desc="significance tests", unit="measure"):
         row = {"measure": m, "pairs": len(t) * (len(t) - 1) // 2}
         for test in tests:
             dp = _discriminative_power(t, test=test, alpha=alpha, B=B, seed=seed)
             row[test], row[f"{test} share"] = dp.count, dp.fraction
-        row["stability"] = _stability(t, trials=trials, seed=seed)
+            pvalues[test][m] = dp.pvalues
+        row["stability"] = _stability(t, trials=trials, seed=seed) if trials else np.nan
         rows.append(row)
     power = pd.DataFrame(rows).set_index("measure")
-    if meta is not None:
-        meta = pd.DataFrame(meta).copy()
-        meta.index = meta.index.astype(str).rename("system")
-        meta = meta.reindex(systems)
-    params = dict(measures=names, reference=reference, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4, tests=tuple(tests),
-                  alpha=alpha, B=B, trials=trials, seed=seed)
-    return CampaignReport(c, tables, orderings, scores, ranks, agreement, power, hib, families, reference, meta, params)
+    coverage = pd.DataFrame({f"Judged@{j}": judged_at(c, k=j).mean(axis=1) for j in (10, 100)})
+    pooled = _pooled_column(meta)
+    if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
+    params = dict(measures=names, reference=reference, official=offic, rel=rel, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
+                  tests=tests, alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=team_map is not None,
+                  team_families=tuple(f for f in _TEAM_FAMILIES if team_map is not None and _supports_teams(f)))
+    return CampaignReport(c, tables, orderings, scores, ranks, agreement, power, hib, families, reference, meta, params,
+                          pvalues, coverage, new)
 
 # %% ../nbs/20_compare.ipynb #fa001d45
 def plot_rank_shift(report: CampaignReport, measures=None, hue: str | None = None, label: int = 2, ncols: int = 5):
@@ -326,7 +570,7 @@ def plot_rank_shift(report: CampaignReport, measures=None, hue: str | None = Non
     sh = report.shifts(ref)
     for i, (ax, m) in enumerate(zip(axes.flat, names)):
         d = pd.DataFrame({"x": report.ranks[ref], "y": report.ranks[m]})
-        if hue is not None: d[hue] = report.meta[hue].astype(str)
+        if hue is not None: d[hue] = report.meta[hue].astype(str).map(_plain)
         ax.plot([1, S], [1, S], color="0.6", lw=0.8, ls="--", zorder=0)
         sns.scatterplot(data=d, x="x", y="y", hue=hue, hue_order=sorted(d[hue].unique()) if hue else None, s=14,
                         ax=ax, legend=(hue is not None and i == 0), linewidth=0)
@@ -337,29 +581,30 @@ def plot_rank_shift(report: CampaignReport, measures=None, hue: str | None = Non
             if any(abs(xy[0] - a) + abs(xy[1] - b) < S / 12 for a, b in placed): continue
             placed.append(xy)
             right = xy[0] > 0.6 * S                 # labels of points on the right grow leftwards
-            ax.annotate(name, xy, fontsize=6.5, xytext=(-3 if right else 3, -3), textcoords="offset points", va="top",
+            ax.annotate(_plain(name), xy, fontsize=8, xytext=(-3 if right else 3, -3), textcoords="offset points", va="top",
                         ha="right" if right else "left")
         ax.set(title=m, xlabel=f"rank by {ref}", ylabel="rank by the measure", xlim=(0, S + 1), ylim=(0, S + 1))
-        ax.title.set_fontsize(9)
+        ax.title.set_fontsize(10)
+        ax.tick_params(labelsize=9)
     for ax in axes.flat[len(names):]: ax.set_visible(False)
-    if hue is not None: sns.move_legend(axes.flat[0], "upper left", fontsize=7, title=hue, title_fontsize=7)
+    if hue is not None: sns.move_legend(axes.flat[0], "upper left", fontsize=8, title=hue, title_fontsize=8)
     fig.suptitle(f"Rank by {ref} against rank by each innovation measure (1 = best; points below the diagonal "
                  f"rank higher under the measure than under {ref})", fontsize=10)
     fig.tight_layout()
     return fig
 
-def plot_agreement(report: CampaignReport):
-    "Heatmaps of Kendall τ-b and τ_AP (row = reference ordering, column = the other) between all measures."
+def plot_agreement(report: CampaignReport, annotate: bool | None = None):
+    "Heatmaps of Kendall τ-b and τ_AP (row = reference ordering, column = the other) between all measures; values written in the cells up to 12 measures (`annotate`)."
     import matplotlib.pyplot as plt
     import seaborn as sns
     n = len(report.agreement)
     fig, axes = plt.subplots(1, 2, figsize=(2 * (0.5 * n + 2.5), 0.45 * n + 2))
     lo = min(0.5, math.floor(float(np.nanmin(report.agreement.to_numpy())) * 10) / 10)
     for ax, (key, title) in zip(axes, [("tau", "Kendall τ-b"), ("tau_ap", "τ_AP (row = reference)")]):
-        sns.heatmap(report.agreement[key], vmin=lo, vmax=1, cmap="viridis", annot=True, fmt=".2f",
-                    annot_kws={"fontsize": 6.5}, square=True, cbar_kws={"shrink": 0.6}, ax=ax)
+        sns.heatmap(report.agreement[key], vmin=lo, vmax=1, cmap="viridis", annot=n <= 12 if annotate is None else annotate, fmt=".2f",
+                    annot_kws={"fontsize": 8}, square=True, cbar_kws={"shrink": 0.6}, ax=ax)
         ax.set(title=title, xlabel="measure", ylabel="reference measure" if key == "tau_ap" else "measure")
-        ax.tick_params(labelsize=7)
+        ax.tick_params(labelsize=9)
     fig.suptitle("Agreement between the system orderings of the measures", fontsize=11)
     fig.tight_layout()
     return fig
@@ -376,11 +621,35 @@ def plot_power(report: CampaignReport):
     sns.barplot(data=long, y="measure", x="share", hue="test", ax=a1, orient="h")
     a1.set(title=f"Discriminative power (α = {report.params.get('alpha', 0.05)})", xlabel="share of system pairs significant",
            ylabel="measure", xlim=(0, min(1.0, 1.15 * float(long["share"].max()) + 0.02)))
-    a1.legend(fontsize=7, title="test", title_fontsize=7)
+    a1.legend(fontsize=8, title="test", title_fontsize=8)
     sns.barplot(x=p["stability"].to_numpy(), y=p.index, ax=a2, orient="h", color="0.55")
     a2.set(title="Stability (half-topic samples)", xlabel="mean majority share", ylabel="",
            xlim=(min(0.5, float(p["stability"].min())), 1))
-    a1.tick_params(labelsize=7)
+    a1.tick_params(labelsize=9)
+    fig.tight_layout()
+    return fig
+
+def _plain(text) -> str:
+    "A name drawn as typed: matplotlib reads `$...$` as math (and fails on `$x^$`); an escaped dollar is a dollar."
+    return str(text).replace("$", r"\$")
+
+def plot_topic_heatmap(report: CampaignReport, measure: str | None = None, top: int = 20):
+    "Per-topic scores of the `top` best systems under a measure (rows, best first) on every topic (columns, most separating first)."
+    import matplotlib.pyplot as plt
+    m = measure or report.reference
+    t = report.tables[m]
+    names = report.ranks[m].sort_values(kind="stable").index[:top]
+    order = topic_summary(t).index
+    X = t.loc[names, order]
+    fig, ax = plt.subplots(figsize=(0.3 * X.shape[1] + 3.2, 0.28 * len(names) + 1.6))
+    im = ax.imshow(X.to_numpy(float), aspect="auto", cmap="viridis", interpolation="nearest")
+    ax.set_xticks(range(X.shape[1]), [_plain(q) for q in X.columns], rotation=90, fontsize=9)
+    ax.set_yticks(range(len(names)), [_plain(s) for s in names], fontsize=9)
+    ax.set(xlabel="topic (most separating first)", ylabel=f"system (best {len(names)} by {m})")
+    cb = fig.colorbar(im, ax=ax, shrink=0.8, pad=0.02)
+    cb.set_label(m, fontsize=10)
+    cb.ax.tick_params(labelsize=9)
+    ax.set_title(f"{m} per topic of the {len(names)} best systems", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -404,106 +673,585 @@ FAMILIES = {
 
 _CSS = """body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;
 color:#222;line-height:1.45;padding:0 1em}h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;font-size:12px;margin:.6em 0}th,td{padding:2px 7px;text-align:right;border-bottom:1px solid #eee}
-th{background:#f4f4f4;position:sticky;top:0}td:first-child,th:first-child{text-align:left}
-.scroll{max-height:520px;overflow:auto;border:1px solid #ddd}img{max-width:100%}figcaption{font-size:.9em;color:#555}
+nav.toc{background:#f8f8f8;border:1px solid #ddd;padding:.4em 1em;display:inline-block}nav.toc ol{margin:.2em 0}
+table{border-collapse:separate;border-spacing:0;font-size:13px;margin:.3em 0}
+th,td{padding:2px 7px;text-align:right;border-bottom:1px solid #eee;white-space:nowrap}
+td:first-child,th:first-child{text-align:left}th{background:#f4f4f4;cursor:pointer;user-select:none}
+th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
+.scroll{max-height:70vh;overflow:auto;border:1px solid #ddd;max-width:100%}
+.scroll thead th{position:sticky;top:0;z-index:2}
+.scroll td:first-child{position:sticky;left:0;z-index:1;background:#fff}
+.scroll thead th:first-child{position:sticky;left:0;z-index:3}
+td.text{text-align:left}tr.yours td{background:#fff4c2}tr.yours td:first-child{background:#ffe98a}
+input.filter{margin:.5em 0 .2em;padding:2px 6px;width:22em}
+.fig{overflow-x:auto}.fig img{max-width:none}figure{margin:1em 0}figcaption{font-size:.95em;color:#444;max-width:1100px}
+.warn{background:#fff3f0;border-left:4px solid #d9534f;padding:.4em .8em}.note{background:#f0f6ff;border-left:4px solid #4a7bd0;padding:.4em .8em}
 code{background:#f4f4f4;padding:0 3px}"""
 
-def _png(fig) -> str:
+_JS = """function irKey(td){var v=td.getAttribute('data-v');if(v===null)v=td.textContent;
+if(v!==''&&isFinite(v))return[0,parseFloat(v)];return[1,v.toLowerCase()]}
+document.querySelectorAll('table.sortable').forEach(function(t){var ths=t.tHead.rows[0].cells;
+Array.prototype.forEach.call(ths,function(th,i){th.addEventListener('click',function(){var b=t.tBodies[0],
+rows=Array.prototype.slice.call(b.rows),asc=th.getAttribute('aria-sort')!=='ascending';
+Array.prototype.forEach.call(ths,function(h){h.removeAttribute('aria-sort')});th.setAttribute('aria-sort',asc?'ascending':'descending');
+rows.sort(function(x,y){var a=irKey(x.cells[i]),c=irKey(y.cells[i]);var d=a[0]-c[0]||(a[1]<c[1]?-1:a[1]>c[1]?1:0);return asc?d:-d});
+rows.forEach(function(r){b.appendChild(r)})})})});
+document.querySelectorAll('input.filter').forEach(function(inp){var t=document.getElementById(inp.getAttribute('data-table'));
+inp.addEventListener('input',function(){var q=inp.value.toLowerCase();Array.prototype.forEach.call(t.tBodies[0].rows,
+function(r){r.style.display=r.textContent.toLowerCase().indexOf(q)>=0?'':'none'})})});"""
+
+def _svg(fig) -> str:
+    "The figure as a base64 SVG (vector: legible at its natural size), closed afterwards."
     import matplotlib.pyplot as plt
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    with plt.rc_context({"svg.hashsalt": "irinnov"}):
+        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
-def _table_html(df: pd.DataFrame, scroll: bool = False, index: bool = True) -> str:
-    t = df.to_html(float_format=lambda x: f"{x:.4f}", border=0, index=index, na_rep="")
-    return f'<div class="scroll">{t}</div>' if scroll else t
+def _png(fig) -> str:
+    "The figure as a base64 PNG at 100 dpi, closed afterwards."
+    import matplotlib.pyplot as plt
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
 
-def _figure_html(b64: str, caption: str) -> str:
-    return (f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{b64}">'
+def _cell(v) -> tuple[str, str | None]:
+    "Shown text and exact sort value of a table cell: four decimals, or three significant digits for tiny values."
+    if v is None or (isinstance(v, float) and math.isnan(v)): return "", ""
+    if isinstance(v, (bool, np.bool_)): return ("yes" if v else "no"), None
+    if isinstance(v, (int, np.integer)): return str(int(v)), None
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        if not math.isfinite(v): return str(v), None
+        shown = f"{v:.4f}" if v == 0 or abs(v) >= 1e-3 else f"{v:.3g}"
+        return ("0.0000" if shown == "-0.0000" else shown), repr(v)
+    return str(v), None
+
+def _table_html(df: pd.DataFrame, tid: str, index: bool = True, mark=(), filter: bool = True) -> str:
+    "A sortable table with one header row, the first column sticky, a filter box; rows whose first cell is in `mark` highlighted."
+    d = df.reset_index() if index else df
+    esc = html.escape
+    head = "".join(f"<th>{esc(str(c))}</th>" for c in d.columns)
+    text_cols = [d[c].dtype.kind in "OSUb" or str(d[c].dtype) in ("string", "str", "category") for c in d.columns]
+    rows = []
+    for r in d.itertuples(index=False, name=None):
+        cells = []
+        for v, is_text in zip(r, text_cols):
+            shown, key = _cell(v)
+            cls = ' class="text"' if is_text else ""
+            cells.append(f"<td{cls}{'' if key is None else f' data-v={chr(34)}{esc(key)}{chr(34)}'}>{esc(shown)}</td>")
+        yours = ' class="yours"' if len(r) and str(r[0]) in mark else ""
+        rows.append(f"<tr{yours}>" + "".join(cells) + "</tr>")
+    box = (f'<input class="filter" type="search" placeholder="filter rows" aria-label="filter the rows of this table" '
+           f'data-table="{tid}">' if filter else "")
+    return (f'{box}<div class="scroll"><table class="sortable" id="{tid}"><thead><tr>{head}</tr></thead><tbody>'
+            + "\n".join(rows) + "</tbody></table></div>")
+
+def _figure_html(b64: str, caption: str, kind: str = "svg+xml") -> str:
+    return (f'<figure><div class="fig"><img alt="{html.escape(caption)}" src="data:image/{kind};base64,{b64}"></div>'
             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
-def _write_table(df: pd.DataFrame, out: Path, stem: str, index: bool = True) -> list:
-    d = df.reset_index() if index else df
+_CSV_UNSAFE = ("=", "+", "-", "@", "\t", "\r")
+
+def _csv_safe(v):
+    "A spreadsheet would run a cell that starts with = + - @ as a formula: such text gets a leading apostrophe in CSV."
+    return "'" + v if isinstance(v, str) and v.startswith(_CSV_UNSAFE) else v
+
+def _write_table(df: pd.DataFrame, out: Path, stem: str, index: bool = True, formats: str = "csv+parquet") -> list:
+    "Write `stem`.csv (formula-safe text) and/or `stem`.parquet (exact) into `out`; return their names."
+    if formats not in ("csv+parquet", "csv", "parquet"): raise ValueError(f"formats: csv+parquet, csv or parquet, not {formats!r}")
+    d = df.reset_index() if index else df.copy()
     d.columns = [str(c) for c in d.columns]
-    d.to_csv(out / f"{stem}.csv", index=False)
-    d.to_parquet(out / f"{stem}.parquet", index=False)
-    return [f"{stem}.csv", f"{stem}.parquet"]
+    safe = d.copy()
+    for c in safe.columns:
+        if safe[c].dtype.kind in "OSU" or str(safe[c].dtype) in ("string", "str"): safe[c] = safe[c].map(_csv_safe)
+    safe.columns = [_csv_safe(c) for c in safe.columns]
+    names = []
+    if "csv" in formats:
+        safe.to_csv(out / f"{stem}.csv", index=False)
+        names.append(f"{stem}.csv")
+    if "parquet" in formats:
+        d.to_parquet(out / f"{stem}.parquet", index=False)
+        names.append(f"{stem}.parquet")
+    return names
 
 # %% ../nbs/20_compare.ipynb #f301996f
-def write_report(runs, qrels=None, out_dir="report", meta: pd.DataFrame | None = None, title: str | None = None,
-                 hue: str | None = None, **kw) -> Path:
-    "Write `report.html` (self-contained: tables and base64 PNG figures) and CSV/Parquet tables into `out_dir`; return the HTML path."
-    from irinnov import __version__
-    rep = runs if isinstance(runs, CampaignReport) else campaign_report(runs, qrels, meta=meta, **kw)
+LOCK = ".irinnov-report.lock"
+_HELD = set()
+
+def check_output(out_dir) -> Path:
+    "Refuse an output folder that cannot be used (a file, not writable, a symlinked lock) before anything is computed; create it."
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    if hue is not None and (rep.meta is None or hue not in rep.meta.columns):
-        raise ValueError(f"hue: {hue!r} is not a column of meta")
-    c, ref = rep.campaign, rep.reference
-    files = []
-    systems = rep.systems()
-    files += _write_table(systems, out, "systems")
-    files += _write_table(rep.per_topic(), out, "per_topic", index=False)
-    agree = rep.agreement.stack(level=1, future_stack=True).rename_axis(["reference", "measure"])
-    files += _write_table(agree, out, "agreement")
-    files += _write_table(rep.power, out, "power")
-    risers = rep.risers(3)
-    files += _write_table(risers, out, "risers", index=False)
+    if out.exists() and not out.is_dir(): raise NotADirectoryError(20, "not a directory (give a folder for the report)", str(out))
+    try: out.mkdir(parents=True, exist_ok=True)
+    except OSError as e: raise OSError(e.errno, f"cannot create the output folder: {e.strerror}", str(out)) from None
+    if not os.access(out, os.W_OK | os.X_OK): raise PermissionError(13, "output folder is not writable", str(out))
+    return out
+
+def _pid_alive(pid: int) -> bool:
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: return True
+    return True
+
+@contextlib.contextmanager
+def claim_output(out_dir):
+    "Hold the output folder's lock file while a report is computed and written; a second writer fails clearly; a folder this call created is removed again if nothing was written."
+    created = not Path(out_dir).exists()
+    out = check_output(out_dir)
+    key = str(out.resolve())
+    if key in _HELD:            # this process holds it already (the command line claims it before computing)
+        yield out
+        return
+    lock = out / LOCK
+    for attempt in (0, 1):
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            break
+        except FileExistsError:
+            try: pid = int((lock.read_text() if not lock.is_symlink() else "").strip() or 0)
+            except (OSError, ValueError): pid = 0
+            if attempt == 0 and pid and pid != os.getpid() and not _pid_alive(pid):
+                lock.unlink(missing_ok=True)       # left by a run that no longer exists
+                continue
+            raise FileExistsError(17, f"another irinnov report is writing into this folder (process {pid or '?'}); "
+                                      f"wait for it, or delete {LOCK} if no report is running", str(out)) from None
+    try:
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        _HELD.add(key)
+        yield out
+    finally:
+        _HELD.discard(key)
+        lock.unlink(missing_ok=True)
+        if created:
+            with contextlib.suppress(OSError): out.rmdir()        # only if empty: a failed run leaves no folder
+
+def _publish(stage: Path, out: Path, names: list):
+    "Move the staged files into place: the old report.html goes first, the new one last, so tables and page never disagree."
+    page = out / "report.html"
+    if page.is_symlink() or page.exists(): page.unlink()       # unlink removes a symlink itself, never its target
+    for n in names:
+        if n != "report.html": os.replace(stage / n, out / n)       # rename replaces a symlink, never writes through it
+    os.replace(stage / "report.html", page)
+
+# %% ../nbs/20_compare.ipynb #6ccd1d94
+SCALES = {"classic": "scores in [0, 1]", "rareness": "P@k_R and AP@k_R in [0, 1 + α]",
+          "novelty": "U in bits per topic (can be negative)", "rpp": "RPP win rate in [−1, 1], 0 = as good as the field "
+          "on average; MC4 is an ordering, shown as a rank", "asl": "ASL in ranks (lower is better)",
+          "ric": "RIC in bits"}
+
+def _systems_table(rep: CampaignReport) -> pd.DataFrame:
+    "Scores and ranks side by side (MC4: rank only), coverage and the reference's group, best by the reference first."
+    ref = rep.reference
+    cols = {}
+    for m in rep.measures:
+        if not m.endswith("(MC4)"): cols[m] = rep.scores[m]
+        cols[f"rank {m}"] = rep.ranks[m]
+    out = pd.DataFrame(cols)
+    g = rep.groups(ref)
+    out.insert(0, f"group {ref}", g["group"])
+    out.insert(1, f"tied with top ({ref})", g["tied with top"])
+    if rep.coverage is not None: out = rep.coverage.join(out)
+    if rep.meta is not None: out = rep.meta.drop(columns=[c for c in rep.meta.columns if c in out.columns]).join(out)
+    return out.loc[rep.ranks[ref].sort_values(kind="stable").index]
+
+def bonus_risers(report: CampaignReport, n: int = 3) -> pd.DataFrame:
+    "The `n` systems each rareness measure lifts most above its own base measure (P@k or AP@k, α = 0): the rise the rarity bonus alone makes."
+    rows = []
+    for m in report.measures:
+        if report.families.get(m) != "rareness": continue
+        base = parse_measure(re.sub(r"_rareness\(.*\)$", "", m.replace("'", ""))).name
+        if base not in report.ranks: continue
+        sh = report.ranks[base] - report.ranks[m]
+        for s in _top_risers(sh, n):
+            rows.append({"measure": m, "system": s, "base": base, "rank base": int(report.ranks.at[s, base]),
+                         "rank": int(report.ranks.at[s, m]), "shift": int(sh.at[s])})
+    return pd.DataFrame(rows, columns=["measure", "system", "base", "rank base", "rank", "shift"])
+
+def _why_rise(rep: CampaignReport, n: int = 3, docs: int = 10) -> pd.DataFrame:
+    "For the runs the rarity bonus lifts most and the top risers under novelty: their rarest relevant documents in the top k (query, doc, grade, rank, runs that retrieved it)."
+    c, k = rep.campaign, rep.params.get("k", 100)
+    risers = rep.risers(n)
+    risers = pd.concat([bonus_risers(rep, n)[["measure", "system"]],
+                        risers[risers.measure.map(rep.families) == "novelty"][["measure", "system"]]])
+    parts = []
+    for s, ms in risers.groupby("system", sort=False)["measure"]:
+        d = rare_documents(c, system=s, k=k).head(docs)
+        parts.append(d.assign(system=s, measures=", ".join(ms)))
+    cols = ["system", "measures", "query", "doc", "grade", "rank", "runs", "rarity"]
+    return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
+
+def write_report(runs, qrels=None, out_dir="report", meta: pd.DataFrame | None = None, title: str | None = None,
+                 hue: str | None = None, *, low_judged: float = 0.7, formats: str = "csv+parquet", **kw) -> Path:
+    "Write `report.html` (self-contained: sortable tables, SVG figures) and CSV/Parquet tables into `out_dir` atomically; return the HTML path."
+    from irinnov import __version__
+    with claim_output(out_dir) as out:
+        rep = runs if isinstance(runs, CampaignReport) else campaign_report(runs, qrels, meta=meta, **kw)
+        if hue is not None and (rep.meta is None or hue not in rep.meta.columns):
+            raise ValueError(f"hue: {hue!r} is not a column of meta")
+        stage = Path(tempfile.mkdtemp(prefix=".irinnov-report-", dir=out))
+        try:
+            names = _render(rep, stage, title, hue, low_judged, __version__, formats)
+            _publish(stage, out, names)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+    return out / "report.html"
+
+def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, formats="csv+parquet") -> list:
+    "Write every table and report.html into the staging folder; return the file names, report.html last."
+    c, ref, p = rep.campaign, rep.reference, rep.params
+    S, small = len(rep.ranks), len(rep.ranks) <= 3
+    esc = html.escape
+    files = {}
+    systems = _systems_table(rep)
+    tables = {"systems": (systems, True), "per_topic": (rep.per_topic(), False),
+              "agreement": (rep.agreement.stack(level=1, future_stack=True).rename_axis(["reference", "measure"]), True),
+              "power": (rep.power, True), "groups": (rep.groups(ref), True),
+              "topics": (topic_summary(rep.tables[ref]), True), "caveats": (rep.caveats(low_judged), False)}
+    if not small:
+        tables["risers"] = (rep.risers(3), False)
+        tables["bonus_risers"] = (bonus_risers(rep, 3), False)
+        tables["rare_documents"] = (_why_rise(rep), False)
+    team_col = "team" if rep.meta is not None and "team" in rep.meta.columns else None
+    if team_col: tables["teams"] = (team_best(rep, team_col), True)
+    if rep.new_systems: tables["placement"] = (rep.placement(), False)
+    for stem, (df, index) in tables.items(): files[stem] = _write_table(df, stage, stem, index=index, formats=formats)
     figs = {}
-    steps = [("shift", lambda: plot_rank_shift(rep, hue=hue)), ("agreement", lambda: plot_agreement(rep)),
-             ("power", lambda: plot_power(rep))]
+    steps = [("topics", lambda: plot_topic_heatmap(rep, ref))]
+    if not small:
+        steps += [("shift", lambda: plot_rank_shift(rep, hue=hue)), ("agreement", lambda: plot_agreement(rep))]
+    steps.append(("power", lambda: plot_power(rep)))
     for key, make in progress(steps, desc="figures", unit="figure"):
-        figs[key] = _png(make())
+        figs[key] = _svg(make())
     title = title or "irinnov campaign report"
     fams = sorted(set(rep.families.values()), key=list(FAMILIES).index)
     ev = int(c.evaluated().sum())
-    ranks = rep.ranks.copy()
-    ranks.columns = [f"{m}{'' if rep.higher_is_better[m] else ' ↓'}" for m in ranks.columns]
-    ranks = (rep.meta.join(ranks) if rep.meta is not None else ranks).loc[systems.index]
-    scores = rep.scores.loc[ranks.index]
-    p = rep.params
+    mark = set(rep.new_systems)
+    link = lambda stem: " ".join(f'<a href="{f}">{f}</a>' for f in files[stem])
+    secs = []          # (anchor, heading, body)
     tests = ", ".join(p["tests"])
-    h = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-         f"<style>{_CSS}</style></head><body>",
-         f"<h1>{html.escape(title)}</h1>",
-         f"<p>{len(c.systems)} systems × {ev} evaluated topics (qrels topics with at least one relevant document; "
-         f"{len(c.topics)} in the qrels), lists up to {c.depth} documents, {len(c.qrels)} judgments. Written by irinnov "
-         f"{html.escape(__version__)}. Rank 1 is best under every measure; ↓ marks lower-is-better measures, ranked "
-         "accordingly.</p>",
-         "<h2>Measures</h2><ul>" + "".join(f"<li><b>{f}</b>: {html.escape(FAMILIES[f])}</li>" for f in fams) + "</ul>",
-         "<p>Meta-evaluation: Kendall τ-b and the top-weighted τ_AP (Yilmaz, Aslam &amp; Robertson, SIGIR 2008) between "
-         f"orderings; discriminative power, the share of system pairs a test separates at α = {p['alpha']} ({tests}; "
-         f"randomized Tukey HSD with B = {p['B']}, Carterette, TOIS 2012; Sakai, SIGIR 2006); stability, the mean "
-         f"majority share of pairwise wins over {p['trials']} random half-topic samples (Buckley &amp; Voorhees, SIGIR "
-         f"2000). Seed {p['seed']}. "
-         + (f"ASL is computed with every ranking padded to {p['pad_to']} documents (the missing tail counts as "
-            "non-relevant), so short runs are not rewarded for stopping early. " if p.get("pad_to") else "")
-         + (f"RPP's significance tests and stability use its per-topic win-rate table; its MC4 ordering enters the "
-            f"agreement matrix only. " if any(m.endswith("(MC4)") for m in rep.measures) else "") + "</p>",
-         f"<h2>Ranks</h2><p>One row per system, best by {html.escape(ref)} first.</p>",
-         _table_html(ranks, scroll=True),
-         "<h2>Scores</h2><p>Mean over the evaluated topics (MC4: the Markov chain's score after 10 steps).</p>",
-         _table_html(scores, scroll=True),
-         f"<h2>Who rises under the innovation measures</h2>",
-         _figure_html(figs["shift"], f"Rank by {ref} (x) against rank by each innovation measure (y); points below the "
-                                     "diagonal rank higher under the measure; the two biggest risers are labelled."),
-         f"<p>The three systems that gain the most places relative to {html.escape(ref)} under each measure. For the "
-         "rareness measures, compare with the ranks under P@k and AP@k (α = 0) above: a rise relative to "
-         f"{html.escape(ref)} can come from the cutoff k rather than from the rarity bonus.</p>",
-         _table_html(risers, index=False),
-         "<h2>Agreement between the measures</h2>",
-         _figure_html(figs["agreement"], "Kendall τ-b (left) and τ_AP (right, row = reference ordering) between the "
-                                         "system orderings of every pair of measures."),
-         "<h3>Kendall τ-b</h3>", _table_html(rep.agreement["tau"]),
-         "<h3>τ_AP (row = reference)</h3>", _table_html(rep.agreement["tau_ap"]),
-         "<h2>Discriminative power and stability</h2>",
-         _figure_html(figs["power"], "Share of the system pairs each test finds significant, and stability, per measure."),
-         _table_html(rep.power),
-         "<h2>Files</h2><p>The same tables, machine-readable, next to this page: "
-         + ", ".join(f"<code>{f}</code>" for f in files) + ".</p>",
-         "</body></html>"]
-    path = out / "report.html"
-    path.write_text("\n".join(h), encoding="utf-8")
-    return path
+    test = p["tests"][0]
+    intro = (f"<p>{S} systems × {ev} evaluated topics (qrels topics with at least one relevant document; "
+             f"{len(c.topics)} in the qrels), lists up to {c.depth} documents, {len(c.qrels)} judgments. Written by irinnov "
+             f"{esc(version)}. Rank 1 is best under every measure; ↓ marks lower-is-better measures, ranked accordingly. "
+             f"Reference measure: <b>{esc(ref)}</b>"
+             + (f"; the campaign's official measures: {esc(', '.join(p['official']))}" if p.get("official") else "")
+             + (f". {' and '.join(p.get('team_families', ())).capitalize()} count{'s' * (len(p.get('team_families', ())) == 1)} a "
+                "document once per team (team-level rarity)" if p.get("team_rarity") else "")
+             + ".</p>")
+    if rep.new_systems:
+        intro += (f'<p class="note">Your runs, added to the field of {S - len(rep.new_systems)} campaign runs and '
+                  f"highlighted in every table: {esc(', '.join(rep.new_systems))}. The qrels are the campaign's: your "
+                  "unjudged documents count as non-relevant (see their Judged@k).</p>")
+    if small:
+        intro += (f'<p class="note">Only {S} runs: rank shifts and Kendall τ between orderings of {S} runs take a handful of '
+                  "values and mean little, so this report does not plot them; read the scores and the significance "
+                  "groups instead.</p>")
+    meas = ("<ul>" + "".join(f"<li><b>{f}</b> ({esc(SCALES[f])}): {esc(FAMILIES[f])}</li>" for f in fams) + "</ul>"
+            "<p>Meta-evaluation: Kendall τ-b and the top-weighted τ_AP (Yilmaz, Aslam &amp; Robertson, SIGIR 2008) between "
+            f"orderings; discriminative power, the share of system pairs a test separates at α = {p['alpha']} ({esc(tests)}; "
+            f"randomized Tukey HSD with B = {p['B']}, Carterette, TOIS 2012; Sakai, SIGIR 2006); stability, the mean "
+            f"majority share of pairwise wins over {p['trials']} random half-topic samples (Buckley &amp; Voorhees, SIGIR "
+            f"2000). Seed {p['seed']}. "
+            + (f"ASL is computed with every ranking padded to {p['pad_to']} documents (the missing tail counts as "
+               "non-relevant), so short runs are not rewarded for stopping early. " if p.get("pad_to") else "")
+            + ("RPP's significance tests and stability use its per-topic win-rate table; its MC4 ordering enters the "
+               "agreement matrix only. " if any(m.endswith("(MC4)") for m in rep.measures) else "") + "</p>")
+    secs.append(("measures", "Measures", meas))
+    if rep.new_systems:
+        secs.append(("yours", "Your runs against the field",
+                     f"<p>Where each of your runs places among all {S} runs under each measure, its significance group "
+                     f"under {esc(test)} (α = {p['alpha']}), whether no test separates it from the best run, and the best "
+                     f"score of the campaign's runs. Files: {link('placement')}.</p>"
+                     + _table_html(tables["placement"][0], "t-placement", index=False, mark=mark)))
+    g = tables["groups"][0]
+    secs.append(("systems", "Systems: scores and ranks",
+                 f"<p>One row per system, best by {esc(ref)} first; each measure's mean score is followed by its rank. "
+                 f"Click a header to sort, type to filter. Files: {link('systems')}.</p>"
+                 + _table_html(systems, "t-systems", mark=mark)))
+    cav = tables["caveats"][0]
+    cov = rep.coverage
+    pooled_txt = ""
+    if cov is not None and "pooled" in cov.columns:
+        pooled_txt = (f" {int(cov['pooled'].fillna(False).astype(bool).sum())} of {S} runs contributed to the judgment "
+                      "pools (a run that did not may hold relevant documents nobody judged).")
+    warn = (f'<p class="warn">{len(cav)} rise{"s" * (len(cav) != 1)} under RIC or ASL by runs with less than '
+            f"{low_judged:.0%} of their top 10 judged: RIC drops unjudged documents and ASL only counts the relevant "
+            "ones, so such a rise may come from documents nobody judged rather than from the run.</p>"
+            + _table_html(cav, "t-caveats", index=False, mark=mark) if len(cav) else
+            f"<p>No run rises under RIC or ASL with less than {low_judged:.0%} of its top 10 judged.</p>")
+    secs.append(("coverage", "Pool coverage and its caveats",
+                 f"<p>Judged@k is the share of a run's top k positions holding a judged document (a shorter list counts "
+                 f"its missing positions as unjudged), averaged over the {len(c.topics)} qrels topics. Median Judged@10 "
+                 f"{cov['Judged@10'].median():.3f}, lowest {cov['Judged@10'].min():.3f} ({esc(str(cov['Judged@10'].idxmin()))}); "
+                 f"median Judged@100 {cov['Judged@100'].median():.3f}.{pooled_txt} The systems table holds each run's "
+                 f"values. Files: {link('caveats')}.</p>" + warn))
+    tied = g.index[g["tied with top"]]
+    secs.append(("significance", "Significance per system",
+                 f"<p>Under {esc(ref)} with the {esc(test)} test at α = {p['alpha']}: {len(tied)} of {S} systems are "
+                 f"not significantly different from the best ({esc(str(g.index[0]))}). Systems sharing a letter are "
+                 f"pairwise not significantly different: each group is a longest run of consecutive systems (in score "
+                 f"order) whose every pair has p ≥ α; {g.attrs['n_groups']} groups. The interval is a 95% Student-t "
+                 f"confidence interval of the mean over the topics. Files: {link('groups')}.</p>"
+                 + _table_html(g, "t-groups", mark=mark)))
+    ts = tables["topics"][0]
+    secs.append(("topics", "Per topic",
+                 f"<p>Per topic under {esc(ref)}: the standard deviation and range of the {S} systems' scores (the "
+                 f"topics that separate systems come first, those where all systems score alike last), the best score, "
+                 f"how many systems reach it and who. Most separating: {esc(str(ts.index[0]))} (sd {ts['sd'].iloc[0]:.3f}); "
+                 f"least: {esc(str(ts.index[-1]))} (sd {ts['sd'].iloc[-1]:.3f}). Files: {link('topics')}, "
+                 f"{link('per_topic')} (every measure, every topic).</p>"
+                 + _table_html(ts, "t-topics")
+                 + _figure_html(figs["topics"], f"{ref} on each topic (columns, most separating first) of the "
+                                f"{min(20, S)} best systems by {ref} (rows, best at the top); colour scale on the right.")))
+    if team_col:
+        secs.append(("teams", "Per team",
+                     f"<p>The best run of each team under each measure and its rank, teams in order of their best rank "
+                     f"under {esc(ref)}. Several near-identical runs of one team retrieve the same documents and so lower "
+                     "each other's rarity and novelty; "
+                     + ("this report counts a document once per team." if p.get("team_rarity") else
+                        "a team-level rarity (a document counted once per team) would remove that effect.")
+                     + f" Files: {link('teams')}.</p>" + _table_html(tables["teams"][0], "t-teams")))
+    if not small:
+        why = tables["rare_documents"][0]
+        secs.append(("risers", "Who rises under the innovation measures",
+                     _figure_html(figs["shift"], f"Rank by {ref} (x) against rank by each innovation measure (y), one "
+                                  f"panel per measure, ranks 1 to {S}; points below the diagonal rank higher under the "
+                                  "measure; the two biggest risers of each panel are labelled.")
+                     + f"<p>The three systems that gain the most places relative to {esc(ref)} under each measure. For "
+                     "the rareness measures compare with the ranks under P@k and AP@k (α = 0): a rise relative to "
+                     f"{esc(ref)} can come from the cutoff k rather than from the rarity bonus. Files: {link('risers')}.</p>"
+                     + _table_html(tables["risers"][0], "t-risers", index=False, mark=mark)
+                     + "<h3 id='bonus'>What the rarity bonus alone does</h3>"
+                     "<p>The systems each rareness measure lifts most above its own base measure (P@k or AP@k, α = 0): "
+                     f"the rise the bonus makes, without the change of cutoff. Files: {link('bonus_risers')}.</p>"
+                     + _table_html(tables["bonus_risers"][0], "t-bonus", index=False, mark=mark)
+                     + "<h3 id='why'>Why they rise: their rarest relevant documents</h3>"
+                     f"<p>For the runs the rarity bonus lifts most and the top risers under novelty, the relevant "
+                     f"documents in its top {p.get('k', 100)} "
+                     f"that the fewest of the {S} runs retrieved (runs = how many runs have the document anywhere in their "
+                     f"list; rarity = 1 − runs/{S}). Files: {link('rare_documents')}.</p>"
+                     + _table_html(why, "t-why", index=False, mark=mark)))
+        secs.append(("agreement", "Agreement between the measures",
+                     _figure_html(figs["agreement"], "Kendall τ-b (left) and τ_AP (right, row = reference ordering) "
+                                  "between the system orderings of every pair of measures; colour scale from the lowest "
+                                  "value (or 0.5) to 1; the values are in the tables below.")
+                     + "<h3>Kendall τ-b</h3>" + _table_html(rep.agreement["tau"], "t-tau")
+                     + "<h3>τ_AP (row = reference)</h3>" + _table_html(rep.agreement["tau_ap"], "t-tauap")
+                     + f"<p>Files: {link('agreement')}.</p>"))
+    else:
+        secs.append(("agreement", "Agreement between the measures",
+                     f"<p>With {S} runs, Kendall τ between two orderings takes only a few values; the table is given "
+                     f"without a figure.</p>" + _table_html(rep.agreement["tau"], "t-tau")))
+    secs.append(("power", "Discriminative power and stability",
+                 _figure_html(figs["power"], f"Left: share of the {S * (S - 1) // 2} system pairs each test finds "
+                              f"significant at α = {p['alpha']}, per measure (0 to 1). Right: stability, the mean majority "
+                              "share of pairwise wins over half-topic samples (0.5 to 1).")
+                 + _table_html(rep.power, "t-power") + f"<p>Files: {link('power')}.</p>"))
+    all_files = [f for fs in files.values() for f in fs]
+    secs.append(("files", "Files", "<p>The same tables, machine-readable, next to this page (CSV: text that a "
+                 "spreadsheet would read as a formula starts with an apostrophe; Parquet: exact): "
+                 + ", ".join(f'<a href="{f}">{f}</a>' for f in all_files) + ".</p>"))
+    toc = "<nav class='toc' aria-label='contents'><b>Contents</b><ol>" + "".join(
+        f'<li><a href="#{a}">{esc(h)}</a></li>' for a, h, _ in secs) + "</ol></nav>"
+    page = ([f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title>"
+             f"<meta name='viewport' content='width=device-width'><style>{_CSS}</style></head><body>",
+             f"<h1>{esc(title)}</h1>", intro, toc]
+            + [f'<section id="{a}"><h2>{esc(h)}</h2>{body}</section>' for a, h, body in secs]
+            + [f"<script>{_JS}</script></body></html>"])
+    (stage / "report.html").write_text("\n".join(page), encoding="utf-8")
+    return all_files + ["report.html"]
+
+# %% ../nbs/20_compare.ipynb #59c3afc6
+def against_field(runs, field, qrels=None, measures=None, *, tests=("randomized-tukey",), alpha: float = 0.05,
+                  B: int = 1000, seed: int = 0, depth: int | None = 1000, mirror=None, path=None) -> pd.DataFrame:
+    "Where each of `runs` (yours) would place in a campaign's field (a dataset name, a Campaign or runs with `qrels`): score, rank, group, Judged@k."
+    official = None
+    if isinstance(field, str):
+        from irinnov import datasets
+        if field not in datasets.REGISTRY:
+            raise ValueError(f"against: unknown dataset {field!r}; available: {', '.join(sorted(datasets.REGISTRY))}")
+        try: official = official_measures(field)
+        except ValueError: official = None
+        ds = datasets.load(field, path=path, mirror=mirror, progress=True)
+        field, qrels = ds.runs, ds.qrels
+    if measures is None:
+        measures = [*(official or CLASSIC), "AP@100_rareness(alpha=1)", "U", "RPP", "ASL", "RIC"]
+    rep = campaign_report(field, qrels, measures, against=runs, tests=tests, alpha=alpha, B=B, trials=0, seed=seed,
+                          mc4=False, depth=depth, reference=parse_measure(measures[0]).name)
+    return rep.placement()
+
+def _depth_arg(v: str) -> int | None:
+    try: d = int(v)
+    except ValueError: raise argparse.ArgumentTypeError(f"invalid depth {v!r}: give an integer (0 = whole lists)") from None
+    if d < 0: raise argparse.ArgumentTypeError(f"invalid depth {v!r}: give an integer ≥ 0 (0 = whole lists)")
+    return d or None
+
+def _unit_interval(v: str) -> float:
+    try: x = float(v)
+    except ValueError: x = float("nan")
+    if not 0 < x < 1: raise argparse.ArgumentTypeError(f"invalid value {v!r}: give a number between 0 and 1")
+    return x
+
+def _positive(v: str) -> int:
+    try: x = int(v)
+    except ValueError: x = 0
+    if x < 1: raise argparse.ArgumentTypeError(f"invalid value {v!r}: give a whole number ≥ 1")
+    return x
+
+def add_against_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    "Add `--against DATASET` (and its significance options) to `irinnov evaluate`."
+    parser.add_argument("--against", metavar="DATASET", help="place the RUNs in a campaign's field (a dataset of "
+                        "'irinnov datasets list'): campaign measures computed with the campaign's runs, the campaign's qrels")
+    parser.add_argument("--test", choices=("randomized-tukey", "t-bonferroni", "t-holm", "bootstrap"),
+                        default="randomized-tukey", help="test for the significance groups with --against (default randomized-tukey)")
+    parser.add_argument("--alpha", type=_unit_interval, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--permutations", type=_positive, default=1000, metavar="B",
+                        help="permutations of the randomized test (default 1000)")
+    return parser
+
+def _placement_text(df: pd.DataFrame, fmt: str) -> str:
+    "The placement table as aligned text, TSV or JSON."
+    if fmt == "json":
+        import json
+        rows = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+        return json.dumps(rows, indent=1, allow_nan=False, default=float) + "\n"
+    if fmt == "tsv": return df.to_csv(sep="\t", index=False, lineterminator="\n")
+    shown = df.copy()
+    for c in ("score", "best in field", "Judged@10", "Judged@100"):
+        if c in shown: shown[c] = shown[c].map(lambda v: _cell(v)[0])
+    shown["tied with top"] = shown["tied with top"].map({True: "yes", False: "no", None: ""})
+    return shown.to_string(index=False) + "\n"
+
+def against_command(args) -> int:
+    "`irinnov evaluate --against DATASET RUN...`: where each run would have placed in the campaign, under each measure."
+    from irinnov.cli import CliError, run_paths
+    from irinnov.trec import read_runs
+    specs = [parse_measure(m).name for m in args.measure] if args.measure else None      # name errors before reading
+    paths = [p for p in ([getattr(args, "qrels", None)] if getattr(args, "qrels", None) else []) + list(args.runs)]
+    if not paths: raise CliError("--against needs at least one RUN", 2)
+    runs = read_runs(run_paths(paths), tag=getattr(args, "tag", False))
+    table = against_field(runs, args.against, measures=specs, tests=(args.test,), alpha=args.alpha, B=args.permutations,
+                          depth=getattr(args, "depth", 1000))
+    sys.stdout.write(_placement_text(table, getattr(args, "format", "table")))
+    return 0
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    "Add every option of `irinnov report` to `parser` (the `report` subcommand's parser)."
+    r = parser
+    r.add_argument("files", metavar="QRELS RUN", nargs="*", help="qrels file, then run files, directories or globs "
+                   "(with --against: your run files only)")
+    r.add_argument("--dataset", metavar="NAME", help="a dataset of 'irinnov datasets list' (fetched on first use)")
+    r.add_argument("--against", metavar="NAME", help="add your RUNs to this dataset's field and mark where they place")
+    r.add_argument("--path", metavar="DIR", help="dataset directory (your copy of a NIST collection, or a cache)")
+    r.add_argument("--mirror", metavar="DIR", help="offline mirror to fetch from (default: $IRINNOV_MIRROR)")
+    r.add_argument("-o", "--output", metavar="DIR", required=True, help="output directory")
+    r.add_argument("--title", help="report title")
+    r.add_argument("-m", "--measure", action="extend", nargs="+", metavar="MEASURE",
+                   help="measures to report (same names as 'irinnov evaluate'; default: the official/classic measures "
+                        "and every innovation-aware one)")
+    r.add_argument("--reference", metavar="MEASURE", help="the measure ranks and shifts are read against (default: the "
+                   "first official measure of the dataset, else AP)")
+    r.add_argument("--official", action=argparse.BooleanOptionalAction, default=None,
+                   help="use the dataset's official measures as the classic set (default: yes when the dataset has them)")
+    r.add_argument("--tests", nargs="+", choices=("randomized-tukey", "t-bonferroni", "t-holm", "bootstrap"),
+                   default=list(TESTS), metavar="TEST", help=f"significance tests, the first for the groups "
+                   f"(default: {' '.join(TESTS)}; also t-holm, bootstrap)")
+    r.add_argument("--alpha", type=_unit_interval, default=0.05, help="significance level (default 0.05)")
+    r.add_argument("-M", "--depth", type=_depth_arg, default=1000, help="list depth (default 1000; 0 = whole lists)")
+    r.add_argument("--cutoff", "--k", dest="k", type=_positive, default=100, metavar="K",
+                   help="rareness cutoff k (default 100)")
+    r.add_argument("--permutations", "-B", dest="B", type=_positive, default=1000, metavar="B",
+                   help="randomized Tukey HSD permutations (default 1000)")
+    r.add_argument("--trials", type=_positive, default=1000, help="stability trials (default 1000)")
+    r.add_argument("--team-rarity", action="store_true", help="count a document once per team in rareness and "
+                   "novelty (needs a 'team' column in the dataset's meta)")
+    r.add_argument("--low-judged", type=_unit_interval, default=0.7, metavar="SHARE",
+                   help="warn when a run rising under RIC or ASL has less than this share of its top 10 judged (default 0.7)")
+    r.add_argument("--format", choices=("csv+parquet", "csv", "parquet"), default="csv+parquet",
+                   help="table files written next to report.html (default csv+parquet)")
+    r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    r.add_argument("--tag", action="store_true", help="name systems by the run tag column")
+    return r
+
+def _label_columns(meta):
+    "The meta columns worth showing next to each system: non-numeric, not one distinct value per system."
+    keep = [c for c in meta.columns if meta[c].dtype.kind not in "fiuc" and 1 < meta[c].nunique() < len(meta)]
+    return meta[keep] if keep else None
+
+def _hue(meta) -> str | None:
+    "The first label column with 2-8 values, to colour the rank-shift plot by."
+    if meta is None: return None
+    for c in meta.columns:
+        if 2 <= meta[c].nunique() <= 8: return c
+    return None
+
+def report_command(args) -> int:
+    "`irinnov report`: the campaign report (HTML, CSV, Parquet) of a dataset, of QRELS and RUN files, or of your runs --against a dataset."
+    from irinnov.cli import CliError, run_paths
+    from irinnov.trec import read_qrels, read_runs
+    if "ipykernel" not in sys.modules:
+        import matplotlib
+        matplotlib.use("Agg")
+    if args.dataset and args.against: raise CliError("give either --dataset NAME or --against NAME, not both", 2)
+    name = args.dataset or args.against
+    if args.dataset and args.files: raise CliError("give either --dataset NAME or QRELS RUN..., not both", 2)
+    if args.against and not args.files: raise CliError("--against NAME needs your RUN files", 2)
+    if name:
+        from irinnov import datasets
+        if name not in datasets.REGISTRY:
+            raise CliError(f"unknown dataset {name!r}; available: {', '.join(sorted(datasets.REGISTRY))}", 2)
+    elif len(args.files) < 2: raise CliError("give --dataset NAME, or QRELS and at least one RUN", 2)
+    for m in (args.measure or []) + ([args.reference] if args.reference else []): parse_measure(m)   # names first
+    official = None
+    if args.official is not False and name:
+        try: official = official_measures(name)
+        except ValueError:
+            if args.official: raise CliError(f"--official: no official measures known for {name!r}", 2) from None
+    elif args.official: raise CliError("--official needs --dataset or --against", 2)
+    mine = read_runs(run_paths(args.files), tag=args.tag) if args.against else None    # your runs: errors before the lock
+    with claim_output(args.output) as out:                         # an unusable folder is refused before any computing
+        if name:
+            from irinnov import datasets
+            ds = datasets.load(name, path=args.path, mirror=args.mirror, progress=True)
+            runs, qrels, rel = ds.runs, ds.qrels, int(getattr(ds, "threshold", 1) or 1)
+            meta = _label_columns(ds.meta) if "meta" in ds.parts else None
+            title = args.title or (f"Your runs against {name}" if args.against else f"{name}: irinnov campaign report")
+        else:
+            qrels = read_qrels(args.files[0])
+            runs = read_runs(run_paths(args.files[1:]), tag=args.tag)
+            meta, title, rel = None, args.title or "irinnov campaign report", 1
+        teams = None
+        if args.team_rarity:
+            if meta is None or "team" not in meta.columns: raise CliError("--team-rarity needs a dataset with a 'team' column", 2)
+            teams = True
+        rep = campaign_report(runs, qrels, args.measure, k=args.k, reference=args.reference, official=official,
+                              tests=args.tests, alpha=args.alpha, B=args.B, trials=args.trials, seed=args.seed, meta=meta,
+                              teams=teams, against=mine, depth=args.depth, rel=rel)
+        path = write_report(rep, out_dir=out, title=title, hue=_hue(rep.meta), low_judged=args.low_judged,
+                            formats=args.format)
+    kinds = {"csv+parquet": "CSV, Parquet", "csv": "CSV", "parquet": "Parquet"}[args.format]
+    print(f"wrote {path} and its tables ({kinds}) for {len(rep.campaign.systems)} systems")
+    return 0
+
+def _main(argv=None) -> int:
+    "`python -m irinnov.report ...`: the report command on its own (errors as one line, as `irinnov report`)."
+    from irinnov.cli import CliError, _Parser, _error, _one_line
+    p = add_report_arguments(_Parser(prog="irinnov report"))
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = lambda m, *a, **k: print(f"irinnov: warning: {_one_line(m)}", file=sys.stderr)
+            return report_command(p.parse_args(argv))
+    except SystemExit as e: return e.code if isinstance(e.code, int) else 0
+    except CliError as e: msg, code = str(e), e.code
+    except KeyboardInterrupt: msg, code = "interrupted", 130
+    except Exception as e:
+        if os.environ.get("IRINNOV_DEBUG"): raise
+        msg, code = _error(e), (2 if isinstance(e, MeasureError) else 1)
+    print(f"irinnov: error: {_one_line(msg)}", file=sys.stderr)
+    return code
+
+if __name__ == "__main__" and "__file__" in globals(): sys.exit(_main())     # `python -m irinnov.report`, not a notebook

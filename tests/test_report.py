@@ -1,6 +1,8 @@
 """irinnov.report on a small generated campaign: every table against direct calls of the measure functions and
 independent oracles (scipy), and the written HTML, CSV and Parquet files."""
 import base64
+import os
+from pathlib import Path
 import re
 from itertools import combinations
 
@@ -204,6 +206,10 @@ def test_figures(rep):
     plt.close("all")
 
 
+TABLES = ("systems", "per_topic", "agreement", "power", "risers", "bonus_risers", "groups", "topics", "caveats",
+          "rare_documents", "teams")
+
+
 def test_write_report(tmp_path, rep):
     plt.close("all")
     page = write_report(rep, out_dir=tmp_path / "out", title="A <test> campaign", hue="kind")
@@ -211,23 +217,29 @@ def test_write_report(tmp_path, rep):
     assert plt.get_fignums() == []                                                   # figures are closed
     html = page.read_text(encoding="utf-8")
     assert "<title>A &lt;test&gt; campaign</title>" in html
-    imgs = re.findall(r'<img[^>]* src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
-    assert len(imgs) == 3
-    for b in imgs: assert base64.b64decode(b)[:8] == b"\x89PNG\r\n\x1a\n"
+    imgs = re.findall(r'<img[^>]* src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', html)
+    assert len(imgs) == 4                               # per-topic heatmap, rank shifts, agreement, power
+    for b in imgs: assert b"<svg" in base64.b64decode(b)[:400]
     assert re.search(r"https?://", html) is None
-    assert re.search(r"<(script|link|iframe)\b", html) is None and "url(" not in html
-    assert re.search(r"""(src|href)\s*=\s*["'](?!data:)""", html) is None           # nothing to fetch
-    for m in rep.scores.columns: assert m in html
+    assert re.search(r"<(link|iframe)\b", html) is None and "url(" not in html
+    assert re.findall(r"<script\b[^>]*>", html) == ["<script>"]                    # one inline script, nothing fetched
+    assert re.search(r"""src\s*=\s*["'](?!data:)""", html) is None
+    hrefs = re.findall(r"""href\s*=\s*["']([^"']+)""", html)
+    ids = set(re.findall(r'id="([^"]+)"', html))
     names = {p.name for p in (tmp_path / "out").iterdir()}
-    assert names == {"report.html"} | {f"{t}.{e}" for t in ("systems", "per_topic", "agreement", "power", "risers")
-                                        for e in ("csv", "parquet")}
-    for t in ("systems", "per_topic", "agreement", "power", "risers"):
+    for h in hrefs: assert (h[1:] in ids) if h.startswith("#") else (h in names), h   # anchors and table files exist
+    for m in rep.scores.columns: assert m in html
+    assert names == {"report.html"} | {f"{t}.{e}" for t in TABLES for e in ("csv", "parquet")}
+    for t in TABLES:
         csv = pd.read_csv(tmp_path / "out" / f"{t}.csv")
         pq = pd.read_parquet(tmp_path / "out" / f"{t}.parquet")
         assert list(csv.columns) == list(pq.columns) and len(csv) == len(pq), t
     sys_ = pd.read_parquet(tmp_path / "out" / "systems.parquet").set_index("system")
     np.testing.assert_array_equal(sys_.loc[rep.scores.index, "AP"].to_numpy(), rep.scores["AP"].to_numpy())
     np.testing.assert_array_equal(sys_.loc[rep.ranks.index, "rank RIC"].to_numpy(), rep.ranks["RIC"].to_numpy())
+    cols = list(sys_.columns)
+    assert cols.index("rank AP") == cols.index("AP") + 1                               # score and rank side by side
+    assert "RPP(MC4)" not in cols and "rank RPP(MC4)" in cols                          # MC4: an ordering, a rank
     pt = pd.read_parquet(tmp_path / "out" / "per_topic.parquet")
     assert list(pt.columns) == ["measure", "system", "query", "value"]
     assert len(pt) == sum(t.size for t in rep.tables.values())
@@ -246,3 +258,433 @@ def test_write_report_from_runs(tmp_path):
     page = write_report(runs, qrels, out_dir=tmp_path, k=5, B=50, trials=50)
     assert page.exists() and (tmp_path / "systems.csv").exists()
     assert "irinnov campaign report" in page.read_text()
+
+
+# ---- coverage, groups, intervals, topics, teams, rare documents (against brute force and scipy) ----
+
+from irinnov import report as report_mod
+from irinnov.report import (against_field, claim_output, judged_at, mean_ci, official_measures, rare_documents,
+                            significance_groups, team_best, topic_summary)
+
+
+def test_judged_at_brute_force(campaign):
+    runs, qrels = generated()
+    judged = set(zip(qrels["query"], qrels["doc"]))
+    for k in (1, 10, 30):
+        got = judged_at(campaign, k=k)
+        assert list(got.columns) == sorted(qrels["query"].unique())                 # every qrels topic
+        ranked = campaign.runs
+        for s in got.index:
+            for q in got.columns:
+                top = ranked[(ranked.system == s) & (ranked["query"] == q) & (ranked["rank"] <= k)]
+                want = sum((q, d) in judged for d in top.doc) / k
+                assert abs(got.at[s, q] - want) <= 1e-15, (s, q, k)
+
+
+def brute_groups(P, alpha):
+    "Every maximal interval [i, j] of the ordered systems whose pairs all have p ≥ alpha, by enumeration."
+    S = len(P)
+    ok = lambda i, j: all(not (P[a, b] < alpha) for a in range(i, j + 1) for b in range(i, j + 1) if a != b)
+    runs = [(i, j) for i in range(S) for j in range(i, S) if ok(i, j)]
+    return [r for r in runs if not any(o != r and o[0] <= r[0] and r[1] <= o[1] for o in runs)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_significance_groups_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    S = 9
+    names = [f"s{i}" for i in range(S)]
+    means = pd.Series(rng.random(S), index=names)
+    P = rng.random((S, S)) ** 3
+    P = np.triu(P, 1) + np.triu(P, 1).T
+    np.fill_diagonal(P, np.nan)
+    pv = pd.DataFrame(P, index=names, columns=names)
+    g = significance_groups(pv, means, alpha=0.2)
+    order = means.sort_values(ascending=False).index
+    Po = pv.loc[order, order].to_numpy()
+    want = brute_groups(Po, 0.2)
+    assert g.attrs["n_groups"] == len(want)
+    for pos, s in enumerate(order):
+        assert g.at[s, "groups"] == [n for n, (i, j) in enumerate(want) if i <= pos <= j]
+        assert g.at[s, "tied with top"] == (pos == 0 or Po[0, pos] >= 0.2)
+    for a in names:                                   # sharing a group means no test separates the two
+        for b in names:
+            if a != b and set(g.at[a, "groups"]) & set(g.at[b, "groups"]): assert pv.at[a, b] >= 0.2
+    low = significance_groups(pv, -means, alpha=0.2, higher_is_better=False)       # lower is better: same groups
+    assert (low["group"] == g["group"]).all()
+
+
+def test_mean_ci_against_scipy(rep):
+    t = rep.tables["AP"]
+    got = mean_ci(t, level=0.9)
+    for s in t.index:
+        x = t.loc[s].to_numpy()
+        lo, hi = stats.t.interval(0.9, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+        assert abs(got.at[s, "ci low"] - lo) <= 1e-12 and abs(got.at[s, "ci high"] - hi) <= 1e-12
+
+
+def test_report_groups(rep):
+    g = rep.groups("AP")
+    pv = rep.pvalues["randomized-tukey"]["AP"]
+    best = rep.scores["AP"].idxmax()
+    assert g.index[0] == best and list(g["rank"]) == sorted(g["rank"])
+    for s in g.index: assert g.at[s, "tied with top"] == (s == best or pv.at[best, s] >= 0.05)
+    asl_g = rep.groups(f"ASL(pad={D})", test="t-bonferroni")
+    assert asl_g.index[0] == rep.scores[f"ASL(pad={D})"].idxmin()            # lower is better
+    with pytest.raises(ValueError, match="MC4"): rep.groups("RPP(MC4)")
+
+
+def test_topic_summary_brute_force(rep):
+    t = rep.tables["nDCG@10"]
+    ts = topic_summary(t)
+    for q in t.columns:
+        col = t[q]
+        assert abs(ts.at[q, "sd"] - np.std(col.to_numpy(), ddof=1)) <= 1e-12
+        winners = sorted(col.index[col == col.max()])
+        assert ts.at[q, "winners"] == len(winners) and ts.at[q, "winner"].split(", ")[0] == winners[0]
+    assert list(ts["sd"]) == sorted(ts["sd"], reverse=True)
+    a = topic_summary(rep.tables[f"ASL(pad={D})"])                  # lower is better: the winner has the lowest value
+    q = a.index[0]
+    assert a.at[q, "best"] == rep.tables[f"ASL(pad={D})"][q].min()
+
+
+def test_team_best_brute_force(rep):
+    tb = team_best(rep)
+    teams = rep.meta["team"]
+    for team in teams.unique():
+        runs = teams.index[teams == team]
+        for m in ("AP", "U", f"ASL(pad={D})"):
+            r = rep.ranks.loc[runs, m]
+            assert tb.at[team, f"rank {m}"] == r.min() and tb.at[team, f"best {m}"] in set(r.index[r == r.min()])
+        assert tb.at[team, "runs"] == len(runs)
+    with pytest.raises(ValueError, match="team"): team_best(rep, team="nope")
+
+
+def test_rare_documents_brute_force(campaign):
+    runs = campaign.runs
+    qrels = campaign.qrels
+    rel = {(q, d): g for q, d, g in zip(qrels["query"], qrels["doc"], qrels["grade"]) if g >= 1}
+    found_by = runs[[(q, d) in rel for q, d in zip(runs["query"], runs.doc)]].groupby(["query", "doc"]).system.nunique()
+    for s in ("s0", "s3"):
+        got = rare_documents(campaign, system=s, k=10)
+        mine = runs[(runs.system == s) & (runs["rank"] <= 10)]
+        want = {(q, d): r for q, d, r in zip(mine["query"], mine.doc, mine["rank"]) if (q, d) in rel}
+        assert set(zip(got["query"], got.doc)) == set(want)
+        for r in got.itertuples():
+            assert r.runs == found_by[(r.query, r.doc)] and r.grade == rel[(r.query, r.doc)] and r.rank == want[(r.query, r.doc)]
+            assert abs(r.rarity - (1 - r.runs / S)) <= 1e-15
+        assert list(got.runs) == sorted(got.runs)
+    assert (rare_documents(campaign, system="s0", k=10, max_runs=2).runs <= 2).all()
+
+
+def test_official_measures_and_reference(campaign):
+    assert official_measures("trec-covid-round1") == ["nDCG@10", "P@5", "bpref", "AP", "RBP(p=0.5)"]
+    assert official_measures("trec-dl-2020-passage") == ["nDCG@10", "AP(rel=2)", "RR(rel=2)"]
+    with pytest.raises(ValueError, match="no official measures"): official_measures("web2012")
+    r = campaign_report(campaign, k=10, B=20, trials=20, official="trec-covid-round1")
+    assert r.reference == "nDCG@10" and r.measures[:7] == ["nDCG@10", "P@5", "bpref", "AP", "RBP(p=0.5)", "P@10", "RR"]
+    assert r.families["bpref"] == "classic" and "bpref" not in r.innovation
+    r2 = campaign_report(campaign, measures=["AP", "U"], B=20, trials=20, reference="RR")
+    assert r2.reference == "RR" and r2.measures[0] == "RR"
+
+
+def test_against_places_a_run_where_the_full_campaign_does(campaign):
+    runs, qrels = generated()
+    full = campaign_report(runs, qrels, k=10, B=200, trials=0, seed=4)
+    for out in ("s2", "s5"):
+        field = runs[runs.system != out]
+        mine = runs[runs.system == out]
+        rep_ = campaign_report(field, qrels, k=10, B=200, trials=0, seed=4, against=mine)
+        assert rep_.new_systems == (out,)
+        pl = rep_.placement().set_index("measure")
+        for m in full.measures:
+            assert pl.at[m, "rank"] == full.ranks.at[out, m], (out, m)
+            assert abs(pl.at[m, "score"] - full.scores.at[out, m]) <= 1e-12, (out, m)
+            others = full.scores[m].drop(out)
+            assert pl.at[m, "best in field"] == (others.max() if full.higher_is_better[m] else others.min())
+        g = full.groups("AP")
+        assert pl.at["AP", "group"] == g.at[out, "group"] and pl.at["AP", "tied with top"] == g.at[out, "tied with top"]
+        assert abs(pl.at["AP", "Judged@10"] - judged_at(campaign, k=10).loc[out].mean()) <= 1e-15
+    table = against_field(runs[runs.system == "s2"], runs[runs.system != "s2"], qrels, ["AP", "U"], B=100)
+    assert list(table.measure) == ["AP", "U"] and (table["rank"] == full.ranks.loc["s2", ["AP", "U"]].to_numpy()).all()
+    with pytest.raises(ValueError, match="already in the campaign"):
+        campaign_report(runs, qrels, ["AP"], against=runs[runs.system == "s1"])
+
+
+def test_small_field_warns_and_small_report_says_so(tmp_path):
+    runs, qrels = generated(5, S=3, Q=4)
+    with pytest.warns(UserWarning, match="field, here only 1 run"):
+        parse_measure("AP_rareness@10(alpha=1)")(runs[runs.system == "s0"], qrels)
+    with pytest.warns(UserWarning, match="here only 3 runs") as w:
+        page = write_report(runs, qrels, out_dir=tmp_path, k=5, B=50, trials=50)
+    assert len([x for x in w if "field" in str(x.message)]) == 1                   # one warning, not one per measure
+    html = page.read_text()
+    assert "Only 3 runs: rank shifts and Kendall τ" in html
+    assert html.count("data:image/svg+xml") == 2 and "#risers" not in html           # no shift plot, no risers
+    assert not (tmp_path / "risers.csv").exists()
+
+
+def test_math_markup_and_csv_safe_names(tmp_path):
+    runs, qrels = generated(6, S=6)
+    weird = {"s0": "$x^$", "s1": "=SUM(A1)", "s2": "+1", "s3": "-2", "s4": "@me", "s5": "$\\\\alpha$ run"}
+    runs["system"] = runs.system.map(weird)
+    meta = pd.DataFrame({"kind": ["=a", "b", "=a", "b", "=a", "b"]}, index=pd.Index(list(weird.values()), name="system"))
+    page = write_report(runs, qrels, out_dir=tmp_path, meta=meta, hue="kind", k=5, B=50, trials=50)
+    plt.close("all")
+    csv = pd.read_csv(tmp_path / "systems.csv", keep_default_na=False)
+    pq = pd.read_parquet(tmp_path / "systems.parquet")
+    assert set(pq.system) == set(weird.values())
+    assert set(csv.system) == {"$x^$", "'=SUM(A1)", "'+1", "'-2", "'@me", "$\\\\alpha$ run"}
+    assert set(csv.kind) == {"'=a", "b"}
+    assert "$x^$" in page.read_text()
+
+
+def test_writes_are_atomic_and_never_follow_symlinks(tmp_path, rep, monkeypatch):
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.csv"
+    victim.write_text("keep me")
+    (out / "systems.csv").symlink_to(victim)
+    (out / "report.html").symlink_to(victim)
+    write_report(rep, out_dir=out)
+    assert victim.read_text() == "keep me"
+    assert not (out / "systems.csv").is_symlink() and not (out / "report.html").is_symlink()
+    first = (out / "report.html").read_text()
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []     # no staging folder, no lock left
+    # an interrupted re-run leaves the previous files as they were
+    monkeypatch.setattr(report_mod, "plot_power", lambda r: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with pytest.raises(KeyboardInterrupt): write_report(rep, out_dir=out, title="second")
+    assert (out / "report.html").read_text() == first
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
+    monkeypatch.undo()
+    # interrupted while moving files into place: the old page is gone before any table changes, so no page disagrees
+    calls = []
+    real_replace = report_mod.os.replace
+    def flaky(a, b):
+        calls.append(b)
+        if len(calls) == 3: raise KeyboardInterrupt()
+        real_replace(a, b)
+    monkeypatch.setattr(report_mod.os, "replace", flaky)
+    with pytest.raises(KeyboardInterrupt): write_report(rep, out_dir=out, title="third")
+    monkeypatch.undo()
+    assert not (out / "report.html").exists()
+    write_report(rep, out_dir=out, title="fourth")
+    assert "<title>fourth</title>" in (out / "report.html").read_text()
+
+
+def test_unusable_or_busy_output_folder(tmp_path, rep, monkeypatch):
+    f = tmp_path / "file"
+    f.write_text("x")
+    computed = []
+    monkeypatch.setattr(report_mod, "campaign_report", lambda *a, **k: computed.append(1))
+    runs, qrels = generated()
+    with pytest.raises(NotADirectoryError, match="not a directory"): write_report(runs, qrels, out_dir=f)
+    assert computed == []                                                       # refused before computing
+    with pytest.raises(ZeroDivisionError):
+        with claim_output(tmp_path / "new" / "deep"): 1 / 0
+    assert (tmp_path / "new").is_dir() and not (tmp_path / "new" / "deep").exists()   # a failed run leaves no folder
+    monkeypatch.undo()
+    out = tmp_path / "busy"
+    out.mkdir()
+    with claim_output(out):
+        import subprocess, sys
+        code = ("import sys; sys.path.insert(0, 'tests'); from test_report import generated; "
+                "from irinnov.report import write_report; r, q = generated(); "
+                f"write_report(r, q, out_dir={str(out)!r}, B=10, trials=10)")
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=str(Path(__file__).resolve().parents[1]))
+        assert p.returncode != 0 and "another irinnov report is writing into this folder" in p.stderr
+        assert not (out / "report.html").exists()
+    assert out.is_dir()                                                          # it existed before: kept
+    (out / ".irinnov-report.lock").write_text("999999999")                       # left by a process that is gone
+    write_report(rep, out_dir=out)
+    assert (out / "report.html").exists() and not (out / ".irinnov-report.lock").exists()
+
+
+def test_team_rarity_option(rep, campaign):
+    if report_mod._supports_teams("rareness"):
+        teams = {f"s{i}": f"team{i // 2}" for i in range(S)}
+        r = campaign_report(campaign, measures=["AP_rareness@10(alpha=1)"], B=20, trials=20, teams=teams)
+        assert r.params["team_rarity"]
+    else:
+        with pytest.raises(ValueError, match="teams="): campaign_report(campaign, measures=["AP"], B=20, trials=20, teams={"s0": "a"})
+    with pytest.raises(ValueError, match="team"): campaign_report(campaign, measures=["AP"], B=20, trials=20, teams=True)
+
+
+# ---- the command line: `irinnov report` options and `evaluate --against` (wired into irinnov.cli at merge) ----
+
+import argparse
+import json
+import subprocess
+import sys
+
+from irinnov.report import add_against_arguments, add_report_arguments, against_command, report_command
+
+ROOT = Path(__file__).resolve().parents[1]
+MIRROR = ROOT.parent / "shared" / "data"
+
+
+def write_trec(tmp_path, runs, qrels):
+    (tmp_path / "runs").mkdir(exist_ok=True)
+    qp = tmp_path / "qrels.txt"
+    qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrels.itertuples(index=False)))
+    for s, r in runs.groupby("system"):
+        (tmp_path / "runs" / f"input.{s}").write_text("".join(
+            f"{q} Q0 {d} {i + 1} {sc} {s}\n" for i, (q, d, sc) in enumerate(r[["query", "doc", "score"]].itertuples(index=False))))
+    return qp, tmp_path / "runs"
+
+
+def report_main(*argv, cwd, env=None):
+    "`python -m irinnov.report ARGS` (becomes `irinnov report ARGS` once wired into the command)."
+    e = {**os.environ, "IRINNOV_PROGRESS": "0", **(env or {})}
+    p = subprocess.run([sys.executable, "-m", "irinnov.report", *argv], cwd=cwd, capture_output=True, text=True, env=e)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_report_arguments_parse():
+    p = add_report_arguments(argparse.ArgumentParser())
+    a = p.parse_args(["q", "r1", "-o", "out", "-m", "AP", "U", "-m", "RIC", "--reference", "nDCG@10", "--alpha", "0.01",
+                      "--tests", "t-holm", "--depth", "100", "--cutoff", "20", "--permutations", "50", "--trials", "40",
+                      "--team-rarity", "--no-official", "--format", "csv"])
+    assert a.measure == ["AP", "U", "RIC"] and a.reference == "nDCG@10" and a.alpha == 0.01 and a.tests == ["t-holm"]
+    assert (a.depth, a.k, a.B, a.trials, a.team_rarity, a.official, a.format) == (100, 20, 50, 40, True, False, "csv")
+    old = p.parse_args(["q", "r", "-o", "o", "--k", "10", "-B", "30"])                # the former spellings still work
+    assert (old.k, old.B, old.official) == (10, 30, None)
+    for bad in (["-o", "o", "--alpha", "2"], ["-o", "o", "--trials", "0"], ["-o", "o", "--depth", "-1"]):
+        with pytest.raises(SystemExit): p.parse_args(bad)
+
+
+def test_report_command_on_files(tmp_path):
+    runs, qrels = generated(21, S=6, Q=5)
+    qp, rd = write_trec(tmp_path, runs, qrels)
+    code, out, err = report_main(str(qp), str(rd), "-o", "out", "--permutations", "50", "--trials", "50", "--cutoff", "10",
+                                 "-m", "AP", "P@10", "U", "--reference", "P@10", "--format", "csv", cwd=tmp_path)
+    assert code == 0, err
+    assert out.strip() == "wrote out/report.html and its tables (CSV) for 6 systems"
+    names = {p.name for p in (tmp_path / "out").iterdir()}
+    assert "systems.csv" in names and not any(n.endswith(".parquet") for n in names)
+    sys_ = pd.read_csv(tmp_path / "out" / "systems.csv").set_index("system")
+    c = prepare(runs, qrels)
+    ap = metrics.average_precision(c).mean(axis=1)
+    np.testing.assert_allclose(sys_.loc[ap.index, "AP"].to_numpy(), ap.to_numpy(), rtol=0, atol=1e-12)
+    assert list(sys_.index) == list(sys_.sort_values("rank P@10", kind="stable").index)   # best by the reference first
+    assert "U" in sys_.columns and "RIC" not in sys_.columns
+
+
+def test_report_command_errors_are_one_line(tmp_path):
+    runs, qrels = generated(2, S=3, Q=3)
+    qp, rd = write_trec(tmp_path, runs, qrels)
+    (tmp_path / "afile").write_text("x")
+    cases = [((str(qp), str(rd), "-o", "afile"), "not a directory", 1),
+             ((str(qp), str(rd), "-o", "o", "-m", "nDGC@10"), "unknown measure 'nDGC@10'", 2),
+             ((str(qp), str(rd), "-o", "o", "--official"), "--official needs --dataset or --against", 2),
+             (("--against", "nope", str(rd), "-o", "o"), "unknown dataset 'nope'", 2),
+             (("--against", "web2012", "-o", "o"), "needs your RUN files", 2),
+             ((str(qp), str(rd), "-o", "o", "--team-rarity"), "--team-rarity needs a dataset", 2)]
+    for args, msg, want in cases:
+        code, out, err = report_main(*args, cwd=tmp_path)
+        assert code == want and err.startswith("irinnov: error: ") and msg in err and err.count("\n") == 1, (args, err)
+        assert "Traceback" not in err
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_report_command_in_process(tmp_path, monkeypatch):
+    runs, qrels = generated(4, S=5, Q=4)
+    qp, rd = write_trec(tmp_path, runs, qrels)
+    p = add_report_arguments(argparse.ArgumentParser())
+    monkeypatch.chdir(tmp_path)
+    assert report_command(p.parse_args([str(qp), str(rd), "-o", "o", "-B", "20", "--trials", "20", "--k", "5"])) == 0
+    assert (tmp_path / "o" / "report.html").exists() and (tmp_path / "o" / "groups.parquet").exists()
+
+
+def evaluate_parser():
+    "The evaluate parser as irinnov.cli builds it, RUNs optional, with the --against options added."
+    p = argparse.ArgumentParser()
+    p.add_argument("runs", nargs="*")
+    p.add_argument("-m", "--measure", action="extend", nargs="+")
+    p.add_argument("--format", choices=("table", "tsv", "json"), default="table")
+    p.add_argument("-M", "--depth", type=int, default=1000)
+    p.add_argument("--tag", action="store_true")
+    return add_against_arguments(p)
+
+
+@pytest.mark.skipif(not (MIRROR / "github" / "castorini" / "TREC-COVID").is_dir(), reason="no offline mirror of TREC-COVID")
+def test_evaluate_against_trec_covid(tmp_path, monkeypatch, capsys):
+    "A campaign run taken out of TREC-COVID round 1 and brought back as the user's run places where it did."
+    from irinnov.datasets import load
+    monkeypatch.setenv("IRINNOV_MIRROR", str(MIRROR))
+    ds = load("trec-covid-round1", progress=False)
+    name = "BBGhelani2"
+    mine = ds.runs[ds.runs.system == name]
+    path = tmp_path / f"input.{name}"
+    path.write_text("".join(f"{q} Q0 {d} {i} {s} {name}\n" for i, (q, d, s) in
+                            enumerate(mine[["query", "doc", "score"]].itertuples(index=False))))
+    measures = ["AP", "P@5", "AP_rareness@100(alpha=1)", "U"]
+    args = evaluate_parser().parse_args([str(path), "--against", "trec-covid-round1", "-m", *measures,
+                                         "--format", "json", "--permutations", "100"])
+    import irinnov.datasets as datasets_mod
+    real_load = datasets_mod.load
+    monkeypatch.setattr(datasets_mod, "load", lambda *a, **k: _without(real_load(*a, **k), name))
+    assert against_command(args) == 0
+    rows = {r["measure"]: r for r in json.loads(capsys.readouterr().out)}
+    board = ds.meta
+    assert rows["AP"]["rank"] == int(board["MAP"].rank(ascending=False, method="min")[name])
+    assert rows["P@5"]["rank"] == int(board["p@5"].rank(ascending=False, method="min")[name])
+    assert abs(rows["AP"]["score"] - board.at[name, "MAP"]) < 5e-5 and rows["AP"]["of"] == 143
+    full = campaign_report(ds.runs, ds.qrels, measures, B=100, trials=0, mc4=False)
+    for m in ("AP@100_rareness(alpha=1)", "U"):
+        assert rows[m]["rank"] == full.ranks.at[name, m] and abs(rows[m]["score"] - full.scores.at[name, m]) <= 1e-12
+    assert 0 < rows["AP"]["Judged@10"] <= 1
+
+
+def _without(ds, name):
+    "The dataset with one run taken out of its field (the user brings it back with --against)."
+    from types import SimpleNamespace
+    return SimpleNamespace(runs=ds.runs[ds.runs.system != name], qrels=ds.qrels, meta=ds.meta.drop(index=name),
+                           parts=ds.parts)
+
+
+@pytest.mark.skipif(not (MIRROR / "github" / "castorini" / "TREC-COVID").is_dir(), reason="no offline mirror of TREC-COVID")
+def test_report_against_trec_covid(tmp_path):
+    "`report --against`: a user's run joins the 143 campaign runs, is marked, and its placement table is written."
+    from irinnov.datasets import load
+    env = {"IRINNOV_MIRROR": str(MIRROR), "IRINNOV_HOME": str(tmp_path / "home")}
+    os.environ.setdefault("IRINNOV_MIRROR", str(MIRROR))
+    ds = load("trec-covid-round1", progress=False)
+    copy = ds.runs[ds.runs.system == "BBGhelani2"]
+    (tmp_path / "mine").mkdir()
+    for name in ("myrun", "BBGhelani1"):
+        (tmp_path / "mine" / f"input.{name}").write_text("".join(
+            f"{q} Q0 {d} {i} {s} {name}\n" for i, (q, d, s) in enumerate(copy[["query", "doc", "score"]].itertuples(index=False))))
+    code, out, err = report_main("--against", "trec-covid-round1", str(tmp_path / "mine" / "input.BBGhelani1"), "-o", "clash",
+                                 cwd=tmp_path, env=env)
+    assert code == 1 and "already in the campaign" in err and err.count("\n") == 1
+    code, out, err = report_main("--against", "trec-covid-round1", str(tmp_path / "mine" / "input.myrun"), "-o", "out",
+                                 "-m", "AP", "U", "--permutations", "20", "--trials", "10", cwd=tmp_path, env=env)
+    assert code == 0, err
+    assert out.strip() == "wrote out/report.html and its tables (CSV, Parquet) for 144 systems"
+    pl = pd.read_parquet(tmp_path / "out" / "placement.parquet").set_index("measure")
+    assert set(pl.system) == {"myrun"} and (pl["of"] == 144).all()
+    sys_ = pd.read_parquet(tmp_path / "out" / "systems.parquet").set_index("system")
+    assert sys_.at["myrun", "AP"] == sys_.at["BBGhelani2", "AP"]                    # a copy scores as its original
+    assert pl.at["AP", "rank"] == sys_.at["myrun", "rank AP"] == sys_.at["BBGhelani2", "rank AP"]
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert 'id="yours"' in html and '<tr class="yours"><td class="text">myrun</td>' in html
+
+
+def test_team_rarity_passes_teams_where_supported(campaign, monkeypatch):
+    "With a rareness function that takes teams=, the report hands it the system -> team mapping (and not to others)."
+    import irinnov.rareness as rareness_mod
+    seen = []
+    real = rareness_mod.precision_rareness
+    def with_teams(runs, qrels=None, k=100, alpha=0.5, depth=None, normalized=False, threshold=1, all_qrels_topics=False,
+                   teams=None):
+        seen.append(teams)
+        return real(runs, qrels, k=k, alpha=alpha, depth=depth, normalized=normalized, threshold=threshold)
+    monkeypatch.setattr(rareness_mod, "precision_rareness", with_teams)
+    real_ap = rareness_mod.ap_rareness
+    monkeypatch.setattr(rareness_mod, "ap_rareness", lambda *a, teams=None, **k: real_ap(*a, **k))
+    meta_ = pd.DataFrame({"team": [f"team{i // 2}" for i in range(S)]}, index=pd.Index([f"s{i}" for i in range(S)], name="system"))
+    r = campaign_report(campaign, measures=["AP", "P@10_rareness(alpha=1)"], B=20, trials=20, meta=meta_, teams=True)
+    assert seen == [{f"s{i}": f"team{i // 2}" for i in range(S)}]
+    assert r.params["team_rarity"] and "rareness" in r.params["team_families"]
