@@ -13,8 +13,8 @@ import sys
 import warnings
 
 # %% auto #0
-__all__ = ['DEFAULT_MEASURES', 'CliError', 'run_paths', 'split_measures', 'evaluate_command', 'report_command',
-           'datasets_command', 'build_parser', 'main']
+__all__ = ['DEFAULT_MEASURES', 'CliError', 'run_paths', 'split_measures', 'evaluate_command', 'datasets_command', 'build_parser',
+           'main']
 
 # %% ../nbs/30_cli.ipynb #f6537813
 DEFAULT_MEASURES = ("official",)
@@ -147,6 +147,10 @@ def _innovation_records(c, specs, per_query: bool) -> "pd.DataFrame":
 
 def evaluate_command(args) -> int:
     "`irinnov evaluate`: trec_eval's output for every run, classic measures as trec_eval computes them."
+    if getattr(args, "against", None):
+        from irinnov.report import against_command
+        return against_command(args)
+    if not args.runs: raise CliError("the following arguments are required: RUN", 2)
     import pandas as pd
     from irinnov import metrics
     from irinnov.trec import prepare, read_qrels, read_runs
@@ -155,7 +159,7 @@ def evaluate_command(args) -> int:
     comments = version == "10"                      # trec_eval 10.0 skips lines starting with '#'
     qrels = read_qrels(args.qrels, comments=comments)
     runs = read_runs(run_paths(args.runs), tag=args.tag, comments=comments)
-    c = prepare(runs, qrels, score_dtype="float64" if version == "10" else "float32").truncate(args.depth)
+    c = prepare(runs, qrels, score_dtype="float64" if version == "10" else "float32", depth=args.depth)
     for s in innovation:
         if s.family in ("novelty", "rpp") and len(c.systems) < 2:
             raise CliError(f"{s.name} compares each run with the others: give at least two runs")
@@ -195,49 +199,12 @@ def _write(recs, fmt: str, several: bool, runid: bool):
         out.write(json.dumps(rows, indent=1, allow_nan=False) + "\n")
 
 # %% ../nbs/30_cli.ipynb #3355878f
-def _label_columns(meta):
-    "The meta columns worth showing next to each system: non-numeric, not one distinct value per system."
-    keep = [c for c in meta.columns if meta[c].dtype.kind not in "fiuc" and 1 < meta[c].nunique() < len(meta)]
-    return meta[keep] if keep else None
-
-def _hue(meta) -> str | None:
-    "The first label column with 2-8 values, to colour the rank-shift plot by."
-    if meta is None: return None
-    for c in meta.columns:
-        if 2 <= meta[c].nunique() <= 8: return c
-    return None
-
 def _check_dataset(name: str):
+    "The registry entry of dataset `name`, or a usage error listing the datasets irinnov knows."
     from irinnov import datasets
-    if name not in datasets.REGISTRY:
-        raise CliError(f"unknown dataset {name!r}; available: {', '.join(sorted(datasets.REGISTRY))}", 2)
+    known = list(datasets.available()["name"])
+    if name not in known: raise CliError(f"unknown dataset {name!r}; available: {', '.join(sorted(known))}", 2)
     return datasets.REGISTRY[name]
-
-def report_command(args) -> int:
-    "`irinnov report`: the campaign report (HTML, CSV, Parquet) of a dataset or of QRELS and RUN files."
-    if "ipykernel" not in sys.modules:
-        import matplotlib
-        matplotlib.use("Agg")
-    from irinnov.report import write_report
-    from irinnov.trec import prepare, read_qrels, read_runs
-    if args.dataset and args.files: raise CliError("give either --dataset NAME or QRELS RUN..., not both", 2)
-    if args.dataset:
-        from irinnov import datasets
-        _check_dataset(args.dataset)
-        ds = datasets.load(args.dataset, path=args.path, mirror=args.mirror, progress=True)
-        runs, qrels = ds.runs, ds.qrels
-        meta = _label_columns(ds.meta) if "meta" in ds.parts else None
-        title = args.title or f"{args.dataset}: irinnov campaign report"
-    else:
-        if len(args.files) < 2: raise CliError("give --dataset NAME, or QRELS and at least one RUN", 2)
-        qrels = read_qrels(args.files[0])
-        runs = read_runs(run_paths(args.files[1:]), tag=args.tag)
-        meta, title = None, args.title or "irinnov campaign report"
-    c = prepare(runs, qrels).truncate(args.depth)
-    path = write_report(c, out_dir=args.output, meta=meta, title=title, hue=_hue(meta), k=args.k, B=args.B,
-                        trials=args.trials, seed=args.seed)
-    print(f"wrote {path} and its tables (CSV, Parquet) for {len(c.systems)} systems")
-    return 0
 
 # %% ../nbs/30_cli.ipynb #31884009
 def datasets_command(args) -> int:
@@ -286,7 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "these depend on the set of runs given and use the topics with a relevant "
                                    "document). Quote names with parentheses. Options go before or after the files.")
     e.add_argument("qrels", metavar="QRELS", help="qrels file (plain or .gz)")
-    e.add_argument("runs", metavar="RUN", nargs="+", help="run files, directories of run files, or globs")
+    e.add_argument("runs", metavar="RUN", nargs="*",
+                   help="run files, directories of run files, or globs (with --against: QRELS is left out, every file "
+                        "is a run)")
     e.add_argument("-m", "--measure", action="append", metavar="MEASURE",
                    help="measures, repeated or comma/space-separated (default: official, as trec_eval)")
     e.add_argument("-q", action="store_true", help="also print every query's value (trec_eval -q)")
@@ -305,23 +274,14 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=("table", "tsv", "json"), default="table",
                    help="table (trec_eval layout, 4 decimals), tsv or json (long: system, measure, query, value)")
     e.add_argument("--tag", action="store_true", help="name systems by the run tag column instead of the file name")
+    from irinnov.report import add_against_arguments, add_report_arguments, report_command as _report_command
+    add_against_arguments(e)
     e.set_defaults(func=evaluate_command)
     r = sub.add_parser("report", help="write the campaign report (HTML, CSV, Parquet)",
                        description="Write the campaign report of a dataset (--dataset NAME) or of QRELS and RUN files: "
                                    "report.html (self-contained) and CSV/Parquet tables in the output directory.")
-    r.add_argument("files", metavar="QRELS RUN", nargs="*", help="qrels file, then run files, directories or globs")
-    r.add_argument("--dataset", metavar="NAME", help="a dataset of 'irinnov datasets list' (fetched on first use)")
-    r.add_argument("--path", metavar="DIR", help="dataset directory (your copy of a NIST collection, or a cache)")
-    r.add_argument("--mirror", metavar="DIR", help="offline mirror to fetch from (default: $IRINNOV_MIRROR)")
-    r.add_argument("-o", "--output", metavar="DIR", required=True, help="output directory")
-    r.add_argument("--title", help="report title")
-    r.add_argument("-M", "--depth", type=_depth, default=1000, help="list depth (default 1000; 0 = whole lists)")
-    r.add_argument("--k", type=int, default=100, help="rareness cutoff k (default 100)")
-    r.add_argument("-B", type=int, default=1000, help="randomized Tukey HSD permutations (default 1000)")
-    r.add_argument("--trials", type=int, default=1000, help="stability trials (default 1000)")
-    r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    r.add_argument("--tag", action="store_true", help="name systems by the run tag column")
-    r.set_defaults(func=report_command)
+    add_report_arguments(r)
+    r.set_defaults(func=_report_command)
     d = sub.add_parser("datasets", help="list, fetch or verify datasets",
                        description="List the datasets irinnov knows, fetch one into the cache ($IRINNOV_HOME), or "
                                    "re-check the cached files' sha256 sums.")

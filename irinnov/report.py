@@ -1236,22 +1236,3 @@ def report_command(args) -> int:
     kinds = {"csv+parquet": "CSV, Parquet", "csv": "CSV", "parquet": "Parquet"}[args.format]
     print(f"wrote {path} and its tables ({kinds}) for {len(rep.campaign.systems)} systems")
     return 0
-
-def _main(argv=None) -> int:
-    "`python -m irinnov.report ...`: the report command on its own (errors as one line, as `irinnov report`)."
-    from irinnov.cli import CliError, _Parser, _error, _one_line
-    p = add_report_arguments(_Parser(prog="irinnov report"))
-    try:
-        with warnings.catch_warnings():
-            warnings.showwarning = lambda m, *a, **k: print(f"irinnov: warning: {_one_line(m)}", file=sys.stderr)
-            return report_command(p.parse_args(argv))
-    except SystemExit as e: return e.code if isinstance(e.code, int) else 0
-    except CliError as e: msg, code = str(e), e.code
-    except KeyboardInterrupt: msg, code = "interrupted", 130
-    except Exception as e:
-        if os.environ.get("IRINNOV_DEBUG"): raise
-        msg, code = _error(e), (2 if isinstance(e, MeasureError) else 1)
-    print(f"irinnov: error: {_one_line(msg)}", file=sys.stderr)
-    return code
-
-if __name__ == "__main__" and "__file__" in globals(): sys.exit(_main())     # `python -m irinnov.report`, not a notebook

@@ -41,7 +41,7 @@ def write_trec(tmp: Path, runs: dict, qrels: list, prefix: str = "input.") -> tu
 
 
 def tsv(out: str) -> pd.DataFrame:
-    return pd.read_csv(io.StringIO(out), sep="\t", dtype={"system": str, "query": str})
+    return pd.read_csv(io.StringIO(out), sep="\t", dtype={"system": str, "query": str}, float_precision="round_trip")
 
 
 def means(df: pd.DataFrame, measure: str) -> pd.Series:
@@ -413,7 +413,7 @@ def test_report_on_files(tmp_path):
     assert code == 0, err
     assert out.strip() == "wrote out/report.html and its tables (CSV, Parquet) for 4 systems"
     html = (tmp_path / "out" / "report.html").read_text()
-    assert html.count('src="data:image/png;base64,') == 3 and "http://" not in html and "https://" not in html
+    assert html.count('src="data:image/svg+xml;base64,') == 4 and "http://" not in html and "https://" not in html
     sys_ = pd.read_csv(tmp_path / "out" / "systems.csv").set_index("system")
     ref, topics = oracle(runs, qrels, ["AP"])
     for s in runs:
@@ -435,4 +435,4 @@ def test_report_trec_covid_end_to_end(tmp_path):
     assert (sys_["AP"].round(4) == board.loc[sys_.index, "MAP"]).all()
     assert (sys_["rank AP"] == sys_["AP"].rank(ascending=False, method="min")).all()
     html = (tmp_path / "report" / "report.html").read_text()
-    assert html.count('src="data:image/png;base64,') == 3 and re.search(r"https?://", html) is None
+    assert html.count('src="data:image/svg+xml;base64,') == 4 and re.search(r"https?://", html) is None

@@ -511,7 +511,7 @@ def test_team_rarity_option(rep, campaign):
     with pytest.raises(ValueError, match="team"): campaign_report(campaign, measures=["AP"], B=20, trials=20, teams=True)
 
 
-# ---- the command line: `irinnov report` options and `evaluate --against` (wired into irinnov.cli at merge) ----
+# ---- the command line: `irinnov report` options and `evaluate --against` ----
 
 import argparse
 import json
@@ -535,9 +535,10 @@ def write_trec(tmp_path, runs, qrels):
 
 
 def report_main(*argv, cwd, env=None):
-    "`python -m irinnov.report ARGS` (becomes `irinnov report ARGS` once wired into the command)."
+    "`irinnov report ARGS` in a subprocess, as a user runs it."
     e = {**os.environ, "IRINNOV_PROGRESS": "0", **(env or {})}
-    p = subprocess.run([sys.executable, "-m", "irinnov.report", *argv], cwd=cwd, capture_output=True, text=True, env=e)
+    cmd = Path(sys.executable).with_name("irinnov")
+    p = subprocess.run([str(cmd), "report", *argv], cwd=cwd, capture_output=True, text=True, env=e)
     return p.returncode, p.stdout, p.stderr
 
 
