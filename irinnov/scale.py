@@ -23,13 +23,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .report import parse_measure
+from .report import CampaignReport, parse_measure
 from .trec import (NO_GRADE, PAD, RUN_COLUMNS, Campaign, TrecFormatError, _is_runs_frame, _run_paths, as_qrels,
                           as_runs, prepare, read_qrels, read_run, system_name)
 
 # %% auto #0
 __all__ = ['shard_of', 'shard_campaign', 'dask_client', 'ShardedRuns', 'shard_runs', 'map_shards', 'evaluate_sharded',
-           'add_cli_arguments', 'wants_dask', 'evaluate_tables']
+           'CampaignSummary', 'campaign_report_sharded', 'add_cli_arguments', 'wants_dask', 'evaluate_tables',
+           'report_sharded']
 
 # %% ../nbs/40_scale.ipynb #09b90411
 _NO_TOPIC = "\x00irinnov-no-list"     # query id of the placeholder row of a system without lists in a shard
@@ -292,6 +293,100 @@ def evaluate_sharded(runs,                # run files (list, directory or glob),
     return {s.name: _concat([p[s.name] for p, _ in parts]) for s in specs}
 
 # %% ../nbs/40_scale.ipynb #8be600a2
+@dataclass
+class CampaignSummary:
+    "What a report needs to say about a campaign no single process holds: systems, qrels topics, depth, judgments."
+    systems: np.ndarray
+    topics: np.ndarray
+    depth: int
+    qrels: pd.DataFrame
+
+    def n_relevant(self, threshold: int = 1) -> np.ndarray:
+        "Relevant documents per topic in the qrels (the largest grade over subtopics), as `Campaign.n_relevant`."
+        g = self.qrels.groupby(["query", "doc"])["grade"].max()
+        rel = g[g >= threshold].groupby(level=0).size()
+        return rel.reindex(self.topics.astype(str), fill_value=0).to_numpy()
+
+    def evaluated(self, threshold: int = 1) -> np.ndarray:
+        "Mask of topics with at least one relevant document."
+        return self.n_relevant(threshold) > 0
+
+    def __repr__(self):
+        return f"CampaignSummary({len(self.systems)} systems × {len(self.topics)} topics × depth {self.depth}, {len(self.qrels)} judgments)"
+
+def campaign_report_sharded(runs,           # run files (list, directory or glob), or a runs DataFrame
+                            qrels,          # a qrels file or DataFrame
+                            measures=None,  # as `campaign_report` (default: `default_measures`)
+                            *, client,      # a `dask.distributed.Client`
+                            k: int = 100, alphas=(0.5, 1), pad_to="depth", mc4: bool = True, reference: str = "AP",
+                            tests=("randomized-tukey", "t-bonferroni"), alpha: float = 0.05, B: int = 1000,
+                            trials: int = 1000, seed: int = 0,   # as `campaign_report`
+                            meta: pd.DataFrame | None = None,    # as `campaign_report`
+                            depth: int | None = None,            # cut every list to its top `depth` first
+                            tag: bool = False, n_shards: int | None = None, work_dir=None,
+                            progress: bool = False) -> CampaignReport:
+    "`irinnov.report.campaign_report` with the per-topic tables computed shard by shard on Dask (meta-evaluation here)."
+    from irinnov import report as R
+    from irinnov.rpp import _order, mc4 as _mc4
+    sr = shard_runs(runs, qrels, client=client, n_shards=n_shards, work_dir=work_dir, tag=tag, progress=progress)
+    try:
+        if len(sr.systems) < 2: raise ValueError("runs: a campaign report needs at least two systems")
+        D = min(depth, sr.depth) if depth is not None else sr.depth
+        pad = D if pad_to == "depth" else pad_to
+        names = list(measures) if measures is not None else R.default_measures(k, alphas, pad)
+        specs = [parse_measure(n) for n in names]
+        ref = parse_measure(reference)
+        if ref.name not in [s.name for s in specs]: specs.insert(0, ref)
+        asked = names if ref.name in [parse_measure(n).name for n in names] else [reference, *names]
+        parts = map_shards(sr, _tables, client=client, progress=progress, depth=depth, measures=asked)
+    finally:
+        sr.remove()
+    for category, message in dict.fromkeys(w for _, ws in parts for w in ws):
+        warnings.warn(message, category, stacklevel=2)
+    tables, orderings = {}, {}
+    for spec in specs:
+        if spec.name in tables: continue
+        tables[spec.name] = _concat([p[spec.name] for p, _ in parts])
+        orderings[spec.name] = tables[spec.name].mean(axis=1)
+        orderings[spec.name].attrs = dict(tables[spec.name].attrs)
+        if spec.family == "rpp" and mc4:      # MC4 from the gathered win rates, as `rpp.aggregate` computes it
+            W = tables[spec.name]
+            sys_names = W.index.to_numpy().astype(str)
+            s = _mc4(W.to_numpy(), 10, 0.0)
+            o = _order(s, sys_names, relative=True)
+            order = pd.Series(s[o], index=pd.Index(sys_names[o], name="system"), name=f"mc4({spec.name})")
+            order.attrs.update(measure=f"{spec.name}(MC4)", higher_is_better=True)
+            orderings[f"{spec.name}(MC4)"] = order
+    systems = pd.Index(np.asarray(sr.systems).astype(str), name="system")
+    scores = pd.DataFrame({m: s.reindex(systems) for m, s in orderings.items()})
+    ranks = pd.DataFrame({m: R._ranks(s).reindex(systems) for m, s in orderings.items()})
+    for m, s in orderings.items():
+        if m.endswith("(MC4)"): ranks[m] = pd.Series(np.arange(1, len(s) + 1), index=s.index).reindex(systems)
+    hib = {m: bool(s.attrs.get("higher_is_better", True)) for m, s in orderings.items()}
+    fam = {s.name: s.family for s in specs}
+    families = {m: fam.get(m, fam.get(m.removesuffix("(MC4)"))) for m in orderings}
+    agreement = R._compare_orderings(orderings)
+    rows = []
+    for m, t in tables.items():
+        row = {"measure": m, "pairs": len(t) * (len(t) - 1) // 2}
+        for test in tests:
+            dp = R._discriminative_power(t, test=test, alpha=alpha, B=B, seed=seed)
+            row[test], row[f"{test} share"] = dp.count, dp.fraction
+        row["stability"] = R._stability(t, trials=trials, seed=seed)
+        rows.append(row)
+    power = pd.DataFrame(rows).set_index("measure")
+    if meta is not None:
+        meta = pd.DataFrame(meta).copy()
+        meta.index = meta.index.astype(str).rename("system")
+        meta = meta.reindex(systems)
+    q = _as_qrels(qrels)
+    summary = CampaignSummary(np.asarray(sr.systems, dtype=object), np.array(sorted(pd.unique(q["query"].astype(str))), dtype=object),
+                              D, q)
+    params = dict(measures=names, reference=ref.name, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4, tests=tuple(tests),
+                  alpha=alpha, B=B, trials=trials, seed=seed)
+    return CampaignReport(summary, tables, orderings, scores, ranks, agreement, power, hib, families, ref.name, meta, params)
+
+# %% ../nbs/40_scale.ipynb #84cfb8b0
 def _positive(v: str) -> int:
     import argparse
     try: n = int(v)
@@ -318,3 +413,10 @@ def evaluate_tables(args, measures: list, run_files: list) -> list:
         tables = evaluate_sharded(run_files, args.qrels, measures, client=client, depth=args.depth, tag=args.tag,
                                   n_shards=args.shards, progress=sys.stderr.isatty())
     return list(tables.items())
+
+def report_sharded(args, runs, qrels, meta: pd.DataFrame | None = None) -> CampaignReport:
+    "What `irinnov report --workers/--scheduler` computes: the campaign report, its per-topic tables made on Dask."
+    with dask_client(workers=args.workers, scheduler=args.scheduler, memory_limit=args.memory_limit) as client:
+        return campaign_report_sharded(runs, qrels, client=client, meta=meta, depth=args.depth, tag=getattr(args, "tag", False),
+                                       k=args.k, B=args.B, trials=args.trials, seed=args.seed, n_shards=args.shards,
+                                       progress=sys.stderr.isatty())
