@@ -58,14 +58,16 @@ runs, qrels, workers, wgb, shards, measures = (json.loads(sys.argv[1]), sys.argv
 out = {}
 with scale.dask_client(workers=workers, memory_limit=f"{wgb}GiB") as client:
     client.run(lambda: None)
+    from dask.distributed import get_task_stream
     t0 = time.perf_counter()
-    tables = scale.evaluate_sharded(runs, qrels, measures, client=client, n_shards=shards or None)
+    with get_task_stream(client) as ts:
+        tables = scale.evaluate_sharded(runs, qrels, measures, client=client, n_shards=shards or None)
     out["total_s"] = time.perf_counter() - t0
     peaks = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     out["worker_peak_rss_mb"] = sorted(peaks.values())
     # per-task compute time Dask recorded: the read tasks (_split_run) and the shard tasks (_on_shard)
     acc = {}
-    for ev in client.get_task_stream():
+    for ev in ts.data:
         name = ev["key"][0] if isinstance(ev["key"], tuple) else str(ev["key"])
         kind = "read" if "_split_run" in name else "shard" if "_on_shard" in name else None
         if kind is None: continue
