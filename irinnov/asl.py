@@ -254,7 +254,7 @@ def _aligned(old, new) -> tuple:
     return old, Measure(new.per_topic.loc[ix], new.system.loc[ix], new.higher_is_better, new.name)
 
 def delta_sort(old, new, *, margin: float = 0.10, alpha: float = 0.05) -> pd.Series:
-    "ΔSort_s = 100 |n_0(s) − n_1(s)| / |S|: change in how many systems are better than s (S4)."
+    "ΔSort_s = 100 |n_0(s) − n_1(s)| / |S|: change in how many systems are better than s (paper §4.4)."
     old, new = _aligned(old, new)
     n0 = better_matrix(old, margin=margin, alpha=alpha).to_numpy().sum(axis=0)
     n1 = better_matrix(new, margin=margin, alpha=alpha).to_numpy().sum(axis=0)
@@ -296,7 +296,7 @@ def ablation(runs, qrels=None, threshold: int = 1, *, pad_to: int | None = None,
 
 # %% ../nbs/13_asl.ipynb #743d9bac
 def _shares(SL: np.ndarray, N: np.ndarray) -> tuple:
-    "(S7) on the last axis: SL (..., M) sorted ascending, NaN beyond N, inf allowed → (k, share, target, top_mean)."
+    "Appendix A.1 on the last axis: SL (..., M) sorted ascending, NaN beyond N, inf allowed → (k, share, target, top_mean)."
     M = SL.shape[-1]
     valid = np.arange(M) < N[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -321,20 +321,20 @@ def _check_sl(sl) -> np.ndarray:
     return sl
 
 def effective_top_share(sl) -> tuple:
-    "Appendix A.1 (S7): the top k search lengths whose plain mean is closest to the precision-space mean → (k, share, target, top_mean)."
+    "Appendix A.1: the top k search lengths whose plain mean is closest to the precision-space mean → (k, share, target, top_mean)."
     sl = np.sort(_check_sl(sl))
     k, share, T, top = _shares(sl[None, :], np.array([len(sl)]))
     return int(k[0]), float(share[0]), float(T[0]), float(top[0])
 
 def equivalent_search_lengths(sl) -> np.ndarray:
-    "Appendix A.1 (S8): search lengths x_i = 1 + T(1 − 1/SL_i) whose plain mean equals the precision-space mean T."
+    "Appendix A.1: search lengths x_i = 1 + T(1 − 1/SL_i) whose plain mean equals the precision-space mean T."
     sl = _check_sl(sl)
     T = len(sl) / (1.0 / sl).sum()
     return 1 + T * (1 - 1 / sl)
 
 def effective_top_shares(runs, qrels=None, threshold: int = 1, precision: str = "map", *,
                          pad_to: int | None = None) -> pd.DataFrame:
-    "Systems × topics table of A.1 shares (S7) of MAP's Eq. 6 precisions (`map`) or of the ASL_{q,d} (`atomized`)."
+    "Systems × topics table of A.1 shares of MAP's Eq. 6 precisions (`map`) or of the ASL_{q,d} (`atomized`)."
     if precision not in ("map", "atomized"): raise ValueError(f"precision must be 'map' or 'atomized', not {precision!r}")
     core = _core(runs, qrels, threshold, pad_to)
     S, Q, _ = core.rel.shape

@@ -13,7 +13,7 @@ from .trec import Campaign, prepare, PAD, NO_GRADE
 WEIGHTINGS = ("uniform", "dcg", "inverse")
 
 def recall_weights(m: int, weighting: str = "uniform") -> np.ndarray:
-    "The normalised recall-level weights w_m(i), i = 1..m (SPEC D4)."
+    "The normalised recall-level weights w_m(i), i = 1..m (paper §5.3: p(i), p(λ), p(t))."
     if weighting not in WEIGHTINGS: raise ValueError(f"weighting must be one of {'|'.join(WEIGHTINGS)}, not {weighting!r}")
     if m < 1: raise ValueError(f"m must be ≥ 1, not {m}")
     i = np.arange(1, m + 1, dtype=np.float64)
@@ -49,7 +49,7 @@ def _subtopic_sets(c: Campaign, threshold: int) -> dict:
 
 def _populations(c: Campaign, qi: int, graded: bool, subtopics: bool, background: bool, threshold: int,
                  subsets: dict | None, judged: tuple) -> list:
-    "[(label, m_u, mask (S, D) of retrieved members)] for topic index qi (SPEC D2)."
+    "[(label, m_u, mask (S, D) of retrieved members)] for topic index qi (paper §3, Eqs. 5–6: the pseudo-populations)."
     tq, dq, gq = judged
     sel = tq == qi
     codes, grades = dq[sel], gq[sel]
@@ -69,7 +69,7 @@ def _populations(c: Campaign, qi: int, graded: bool, subtopics: bool, background
     return [(int(lv), int((rel_grades >= lv).sum()), g >= lv) for lv in levels]
 
 def _positions(mask: np.ndarray, m: int, sentinel: int) -> np.ndarray:
-    "(S, m) sorted 1-based positions of the retrieved members, `sentinel` for missing ones (SPEC D3)."
+    "(S, m) sorted 1-based positions of the retrieved members, `sentinel` for missing ones (paper Eqs. 3–6: the positions f_i)."
     S, D = mask.shape
     F = np.full((S, m), sentinel, np.int64)
     s, r = np.nonzero(mask)
@@ -114,7 +114,7 @@ def _measure_name(weighting: str, subtopics: bool, graded: bool) -> str:
     return ("st-" + name) if subtopics else (name if graded else name + "(binary)")
 
 def _tensors(c: Campaign, weightings, graded: bool, subtopics: bool, background: bool, threshold: int):
-    "(topic indices, [P (Q', S, S) per weighting]) with P[q, a, b] = RPP_q(a, b), exactly antisymmetric (SPEC D6)."
+    "(topic indices, [P (Q', S, S) per weighting]) with P[q, a, b] = RPP_q(a, b), exactly antisymmetric (paper Eqs. 4–6, every pair)."
     for w in weightings:
         if w not in WEIGHTINGS: raise ValueError(f"weighting must be one of {'|'.join(WEIGHTINGS)}, not {w!r}")
     S = len(c.systems)
@@ -148,7 +148,7 @@ def _prefs_frame(c: Campaign, qis, P, measure: str) -> pd.DataFrame:
 
 def preferences(runs, qrels=None, weighting: str = "uniform", graded: bool = True, subtopics: bool = False, *,
                 background: bool = True, threshold: int = 1, depth: int | None = None) -> pd.DataFrame:
-    "RPP for every ordered pair of systems and every topic: rows (a, b), columns topics (SPEC D6)."
+    "RPP for every ordered pair of systems and every topic: rows (a, b), columns topics (paper Eqs. 4–6, every pair)."
     c = _campaign(runs, qrels, threshold, depth)
     qis, P = _tensor(c, weighting, graded, subtopics, background, threshold)
     return _prefs_frame(c, qis, P, _measure_name(weighting, subtopics, graded))
@@ -177,7 +177,7 @@ def preference_tensor(prefs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.n
 
 def rpp(runs, qrels=None, a: str = None, b: str = None, weighting: str = "uniform", graded: bool = True,
         subtopics: bool = False, *, background: bool = True, threshold: int = 1, depth: int | None = None) -> pd.Series:
-    "RPP_q(a, b) for every evaluated topic q: positive means a is preferred (SPEC D5)."
+    "RPP_q(a, b) for every evaluated topic q: positive means a is preferred (paper Eqs. 4–6)."
     c = _campaign(runs, qrels, threshold, depth)
     names = list(c.systems.astype(str))
     for x in (a, b):
@@ -189,7 +189,7 @@ def rpp(runs, qrels=None, a: str = None, b: str = None, weighting: str = "unifor
 
 # %% ../nbs/12_rpp.ipynb #af0fda81
 def win_rate(prefs: pd.DataFrame, normalize: bool = True) -> pd.DataFrame:
-    "Per-topic win rate W_q(a) = sum_b P[q, a, b] / (n - 1) as a score table (SPEC D7)."
+    "Per-topic win rate W_q(a) = sum_b P[q, a, b] / (n - 1) as a score table (paper Eq. 7, §5.4)."
     systems, topics, P = preference_tensor(prefs)
     n = len(systems)
     if n < 2: raise ValueError(f"prefs must hold at least 2 systems, not {n}")
@@ -221,7 +221,7 @@ def _mc4_matrix(W: np.ndarray) -> np.ndarray:
     return T
 
 def mc4(W: np.ndarray, iterations: int | None = 10, damping: float = 0.0) -> np.ndarray:
-    "The MC4 score vector x_t after `iterations` power steps from the uniform vector (SPEC D8)."
+    "The MC4 score vector x_t after `iterations` power steps from the uniform vector (paper §5.4)."
     if not 0 <= damping < 1: raise ValueError(f"damping must be in [0, 1), not {damping}")
     n = W.shape[0]
     T = (1 - damping) * _mc4_matrix(W) + damping / n
@@ -243,7 +243,7 @@ def _borda(W: np.ndarray) -> np.ndarray:
     return (n - greater - (tied - 1) / 2).sum(axis=1)
 
 def aggregate(prefs: pd.DataFrame, method: str = "mc4", *, iterations: int | None = 10, damping: float = 0.0) -> pd.Series:
-    "One ordering of the systems from a preference table: MC4, mean win rate or Borda; best first (SPEC D8)."
+    "One ordering of the systems from a preference table: MC4, mean win rate or Borda; best first (paper §5.4)."
     W = win_rate(prefs)
     names = W.index.to_numpy().astype(str)
     Wv = W.to_numpy()
@@ -270,7 +270,7 @@ def _rel_ranks(c: Campaign, qi: int, threshold: int) -> np.ndarray:
     return out
 
 def _oi_batch(rA: np.ndarray, rB: np.ndarray, nA: np.ndarray, nB: np.ndarray, w: np.ndarray) -> np.ndarray:
-    "Exact offline-interleaving outcome for P comparisons of one topic (SPEC D9): rX (P, m) ranks, nX (P,) lengths."
+    "Exact offline-interleaving outcome for P comparisons of one topic (irinnov's reading of paper §5.5): rX (P, m) ranks, nX (P,) lengths."
     P, m = rA.shape
     nA, nB = nA[:, None].astype(np.float64), nB[:, None].astype(np.float64)
     total = np.zeros(P)
@@ -305,7 +305,7 @@ def _oi(c: Campaign, ai: np.ndarray, bi: np.ndarray, qis: np.ndarray, user: str,
 
 def offline_interleaving(runs, qrels=None, a: str = None, b: str = None, user: str = "uniform", *,
                          threshold: int = 1, depth: int | None = None) -> pd.Series:
-    "Offline balanced interleaving of a and b with a simulated recall-need user, per topic (irinnov's reading of §5.5; SPEC D9)."
+    "Offline balanced interleaving of a and b with a simulated recall-need user, per topic (irinnov's reading of paper §5.5)."
     c = _campaign(runs, qrels, threshold, depth)
     names = pd.Index(c.systems.astype(str))
     for x in (a, b):
@@ -327,7 +327,7 @@ def offline_interleaving_points(runs, qrels=None, points: pd.DataFrame = None, u
 
 # %% ../nbs/12_rpp.ipynb #2af83508
 def _corpus_sizes(c: Campaign, threshold: int) -> np.ndarray:
-    "N_q = |union of the campaign's rankings ∪ R_q| per topic (SPEC D10)."
+    "N_q = |union of the campaign's rankings ∪ R_q| per topic (paper §4.1, Fig. 4)."
     r = c.runs
     r = r[r["query"].isin(set(c.topics.astype(str)))]
     if "rank" in r.columns: r = r[r["rank"] <= c.depth]
@@ -343,7 +343,7 @@ def _corpus_sizes(c: Campaign, threshold: int) -> np.ndarray:
     return distinct + (m - n_found)
 
 def _asl_positions(F: np.ndarray, N: int) -> np.ndarray:
-    "Finite ASL positions: missing items fill the last places of a corpus of N documents (SPEC D10)."
+    "Finite ASL positions: missing items fill the last places of a corpus of N documents (paper §4.1, Fig. 4)."
     m = F.shape[-1]
     k = np.isfinite(F).sum(axis=-1, keepdims=True)
     j = np.arange(1, m + 1) - k                        # j-th missing item at level k + j
@@ -362,7 +362,7 @@ def asl(runs, qrels=None, corpus_size: int | None = None, *, threshold: int = 1,
 
 def disaggregate(runs, qrels=None, a: str = None, b: str = None, query: str = None, *, normalize: bool = True,
                  gamma: float = 0.5, corpus_size: int | None = None, threshold: int = 1, depth: int | None = None) -> pd.DataFrame:
-    "Δμ_i per recall level i of AP, nDCG, RBP, RR, ASL and RPP between a and b on one topic (SPEC D10)."
+    "Δμ_i per recall level i of AP, nDCG, RBP, RR, ASL and RPP between a and b on one topic (paper §4.1, Fig. 4)."
     c = _campaign(runs, qrels, threshold, depth)
     pos = relevant_positions(c, graded=False, threshold=threshold)
     if str(query) not in pos: raise KeyError(f"query {query!r} has no relevant document")

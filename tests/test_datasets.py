@@ -10,6 +10,7 @@ import os
 import threading
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -344,3 +345,259 @@ def test_web2012_from_mirror():
     assert "subtopic" in ds.diversity_qrels.columns
     assert len(ds.topics) == 50 and ds.topics.loc[0, "title"] == "403b"
     assert ds.topics.subtopics.sum() == len(ds.subtopics)
+
+
+# ---- gzip sources, fetch-only files, and the leaderboards of the TREC DL and TREC-COVID datasets -------------------
+
+import shutil
+import subprocess
+import tempfile
+
+ORACLES = Path(__file__).resolve().parents[1] / ".." / "shared" / "oracles"
+
+
+@pytest.fixture(scope="module")
+def trec_eval(tmp_path_factory):
+    "trec_eval 9.0.8 (the version NIST's summaries came from), built in a temporary folder."
+    src = ORACLES / "trec_eval-9.0.8"
+    if not src.is_dir(): pytest.skip("no ../shared/oracles/trec_eval-9.0.8 (a user's clone has no oracles)")
+    if not (shutil.which("make") and (shutil.which("cc") or shutil.which("gcc"))): pytest.skip("no C compiler or make")
+    d = tmp_path_factory.mktemp("te") / "te9"
+    shutil.copytree(src, d)
+    subprocess.run(["make", "-s", "-C", str(d)], check=True, capture_output=True)
+    return d / "trec_eval"
+
+
+def _te(binary, qrels, run, *args) -> dict:
+    "{measure: value as trec_eval prints it (4 decimals)} from a summary."
+    out = subprocess.run([str(binary), *args, str(qrels), str(run)], check=True, capture_output=True, text=True).stdout
+    return {f[0]: f[2] for f in (l.split() for l in out.splitlines()) if len(f) == 3 and f[1] == "all"}
+
+
+def _serve(tree: dict):
+    "A loopback server for {url path: bytes}; returns (base url, stop)."
+    www = Path(tempfile.mkdtemp())
+    for p, b in tree.items():
+        (www / p).parent.mkdir(parents=True, exist_ok=True)
+        (www / p).write_bytes(b)
+    handler = lambda *a, **k: _Handler(*a, directory=str(www), **k)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    def stop():
+        httpd.shutdown(); httpd.server_close(); shutil.rmtree(www, ignore_errors=True)
+    return f"http://127.0.0.1:{httpd.server_address[1]}", stop
+
+
+def _random_run(rng, tag, queries, docs_per_query=30, depth=20):
+    lines = []
+    for q in queries:
+        docs = rng.choice(docs_per_query, size=depth, replace=False)
+        scores = np.round(rng.random(depth) * 10, 3)
+        lines += [f"{q} Q0 p{q}-{d} {r} {s} {tag}" for r, (d, s) in enumerate(zip(docs, scores), 1)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _random_qrels(rng, queries, docs_per_query=30, grades=(0, 1, 2, 3), n=15):
+    lines = []
+    for q in queries:
+        for d in rng.choice(docs_per_query, size=n, replace=False):
+            lines.append(f"{q} 0 p{q}-{d} {rng.choice(grades)}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_mirror_copies_a_gz_source_as_is(env, tmp_path):
+    "A file whose public path is itself .gz is pinned by the sum of its gzip bytes and copied without decompressing."
+    packed = gzip.compress(FILES["runs/alpha"])
+    D.register_source(Source(REPO, COMMIT, {**SUMS, "runs/gamma.gz": hashlib.sha256(packed).hexdigest()}))
+    D.register(DatasetInfo("fx-gz", "fixture", [(REPO, "runs/gamma.gz")],
+                           lambda local: {"runs": lambda: D.read_runs([local(REPO, "runs/gamma.gz")])}))
+    try:
+        mirror = tmp_path / "mirror"
+        (mirror / "github" / REPO / "runs").mkdir(parents=True)
+        (mirror / "github" / REPO / "runs" / "gamma.gz").write_bytes(packed)
+        root = D.fetch("fx-gz", mirror=mirror, base_url="http://127.0.0.1:9", progress=False)
+        assert (root / REPO / "runs/gamma.gz").read_bytes() == packed          # kept compressed in the cache
+        ds = D.load("fx-gz", mirror=mirror, base_url="http://127.0.0.1:9", progress=False)
+        assert len(ds.runs) == 20 and set(ds.runs.system) == {"gamma"}
+    finally:
+        D.unregister("fx-gz")
+
+
+def test_fetch_only_file_offline_says_so(env):
+    only = {"runs/delta": hashlib.sha256(b"x\n").hexdigest()}
+    D.register_source(Source(REPO, COMMIT, {**SUMS, **only}, frozenset(only)))
+    D.register(DatasetInfo("fx-only", "fixture", [(REPO, "runs/delta")], lambda local: {}))
+    try:
+        with pytest.raises(FetchError) as e:
+            D.fetch("fx-only", base_url="http://127.0.0.1:9", progress=False)
+        msg = str(e.value)
+        assert msg.startswith(f"{REPO}/runs/delta: cannot download") and "fetch-only" in msg and "IRINNOV_MIRROR" in msg
+        assert _leftovers(env) == []
+    finally:
+        D.unregister("fx-only")
+
+
+def test_trec_browser_parsers_name_file_and_line(tmp_path):
+    f = tmp_path / "results.md"
+    f.write_text('#### r1\n??? example "summary (trec_eval)"\n\t```\n\tmap\t\tall\t0.25\n\tP_10 all\n\t```\n---\n')
+    with pytest.raises(ValueError, match=r"results.md:5: expected '<measure> all <value>'"):
+        D.read_trec_browser_results(f)
+    f.write_text('#### r1\n??? example "summary (trec_eval)"\n\t```\n\tmap\t\tall\t0.25\n\t```\n---\n#### r1\n')
+    with pytest.raises(ValueError, match=r"results.md:7: run 'r1' listed twice"):
+        D.read_trec_browser_results(f)
+    g = tmp_path / "runs.md"
+    g.write_text("- :x: **Participant:** team\n")
+    with pytest.raises(ValueError, match=r"runs.md:1: a field before the first"):
+        D.read_trec_browser_runs(g)
+
+
+def _results_md(blocks: dict) -> bytes:
+    "A TREC browser results.md: {run: {summary: {measure: value string}}}."
+    out = []
+    for run, summaries in blocks.items():
+        out.append(f"#### {run} \n[**`Metadata`**](./runs.md#{run})")
+        for s, vals in summaries.items():
+            out += [f'??? example "summary ({s})"', "\t```"] + [f"\t{m}\t\tall\t{v}" for m, v in vals.items()] + ["", "\t```"]
+        out.append("---")
+    return ("\n".join(out) + "\n").encode()
+
+
+def _runs_md(tags, year) -> bytes:
+    return "".join(f"#### {t} \n\n- :material-rename: **Run ID:** {t} \n- :fontawesome-solid-user-group: **Participant:** "
+                   f"team{i % 2} \n- :material-format-text: **Track:** Deep Learning \n- :material-calendar: **Year:** {year} \n"
+                   f"- :fontawesome-solid-user-gear: **Type:** auto \n- :material-text-search: **Task:** passages \n"
+                   f"- :material-text: **Run description:** run {t} \n\n---\n" for i, t in enumerate(tags)).encode()
+
+
+DL_MEASURES = ["map", "bpref", "recip_rank", "P.10,100,1000", "recall.10,100,1000", "ndcg", "ndcg_cut.10,100,1000"]
+
+
+def test_dl2019_leaderboard_code_path_through_loopback(env, trec_eval, tmp_path, monkeypatch):
+    """A synthetic DL 2019 stand-in (3 gzip runs, graded qrels, runs.md, results.md) served over loopback and loaded by the
+    real `trec-dl-2019-passage` code; its leaderboard is trec_eval's own output (-l 1 and -l 2), reproduced exactly."""
+    rng = np.random.default_rng(7)
+    queries, tags = ["101", "102", "103", "104"], ["runA", "run-B", "runC"]
+    qrels = _random_qrels(rng, queries)
+    runs = {t: _random_run(rng, t, queries) for t in tags}
+    (tmp_path / "qrels").write_bytes(qrels)
+    board = {}
+    for t in tags:
+        (tmp_path / t).write_bytes(runs[t])
+        m = ([a for x in DL_MEASURES for a in ("-m", x)])
+        board[t] = {"passages-eval": _te(trec_eval, tmp_path / "qrels", tmp_path / t, "-l", "2", *m),
+                    "trec_eval": _te(trec_eval, tmp_path / "qrels", tmp_path / t, *m)}
+    files = {f"runs/trec-dl-2019/dl-19-official-input.{t}.gz": gzip.compress(runs[t]) for t in tags}
+    docs = {"browser/src/docs/trec28/deep/runs.md": _runs_md(tags, 2019),
+            "browser/src/docs/trec28/deep/results.md": _results_md(board)}
+    commit = "f" * 40
+    tree = {f"{D._DLRUNS}/{commit}/{p}": b for p, b in files.items()}
+    tree[f"{D._ANSERINI}/{commit}/qrels/qrels.dl19-passage.txt"] = qrels
+    tree |= {f"{D._BROWSER}/{commit}/{p}": b for p, b in docs.items()}
+    sha = lambda b: hashlib.sha256(b).hexdigest()
+    monkeypatch.setitem(D.SOURCES, D._DLRUNS, Source(D._DLRUNS, commit, {p: sha(b) for p, b in files.items()},
+                                                     frozenset(files)))
+    monkeypatch.setitem(D.SOURCES, D._ANSERINI, Source(D._ANSERINI, commit, {"qrels/qrels.dl19-passage.txt": sha(qrels)}))
+    monkeypatch.setitem(D.SOURCES, D._BROWSER, Source(D._BROWSER, commit, {p: sha(b) for p, b in docs.items()}))
+    real = D.REGISTRY["trec-dl-2019-passage"]
+    D.register(DatasetInfo(real.name, real.description, D._dl_files(2019), real.build, source="loopback",
+                           threshold=real.threshold, official=real.official))
+    base, stop = _serve(tree)
+    try:
+        ds = D.load("trec-dl-2019-passage", base_url=base, progress=False)
+        assert ds.threshold == 2 and sorted(ds.runs.system.unique()) == sorted(tags)
+        assert set(ds.meta.team) == {"team0", "team1"} and set(ds.meta.task) == {"passages"}
+        rep = D.reproduce_leaderboard(ds)
+        assert len(rep) == 3 * 26                              # 13 measures in each of the two summaries
+        assert rep.match.all(), rep[~rep.match]
+        # the -l 1 and -l 2 blocks differ, so the check can tell the two thresholds apart
+        b = ds.leaderboard
+        assert (b[("trec_eval", "map")] != b[("passages-eval", "map")]).any()
+    finally:
+        stop()
+        D.register(real)
+
+
+def test_covid_round_leaderboard_code_path_through_loopback(env, trec_eval, tmp_path, monkeypatch):
+    """A synthetic TREC-COVID round stand-in (round 2's leaderboard spelling: `tag`, `type`) over loopback, loaded by
+    the real `trec-covid-round2` code; its leaderboard is `trec_eval -c -M1000` output, reproduced exactly."""
+    rng = np.random.default_rng(11)
+    queries, tags = ["1", "2", "3", "4", "5"], ["r2a", "r2b"]
+    qrels = _random_qrels(rng, ["1", "2", "3", "5"], grades=(0, 1, 2))      # topic 4 unjudged
+    qrels += b"3 0 p3-extra 0\n"
+    runs = {t: _random_run(rng, t, queries) for t in tags}
+    (tmp_path / "qrels").write_bytes(qrels)
+    rows = ["tag,team,report,type,contributed judgments,topicformat,NDCG@10,P@5,RBP(p=.5),bpref,MAP"]
+    for t in tags:
+        (tmp_path / t).write_bytes(runs[t])
+        v = _te(trec_eval, tmp_path / "qrels", tmp_path / t, "-c", "-M1000", "-m", "ndcg_cut.10", "-m", "P.5",
+                "-m", "bpref", "-m", "map")
+        rows.append(f"{t},team,reports/{t}.pdf,automatic,no,,{v['ndcg_cut_10']},{v['P_5']},0.5,{v['bpref']},{v['map']}")
+    board = ("\n".join(rows) + "\n").encode()
+    commit = "e" * 40
+    runfiles = {f"round2/runs/{t}": runs[t] for t in tags}
+    sha = lambda b: hashlib.sha256(b).hexdigest()
+    monkeypatch.setitem(D.SOURCES, D._COVID, Source(D._COVID, commit, {**{p: sha(b) for p, b in runfiles.items()},
+                                                                       "round2/leaderboard.csv": sha(board)}, frozenset(runfiles)))
+    monkeypatch.setitem(D.SOURCES, D._ANSERINI, Source(D._ANSERINI, commit, {"qrels/qrels.covid-round2.txt": sha(qrels)}))
+    tree = {f"{D._COVID}/{commit}/{p}": b for p, b in runfiles.items()}
+    tree[f"{D._COVID}/{commit}/round2/leaderboard.csv"] = board
+    tree[f"{D._ANSERINI}/{commit}/qrels/qrels.covid-round2.txt"] = qrels
+    real = D.REGISTRY["trec-covid-round2"]
+    D.register(DatasetInfo(real.name, real.description,
+                           [(D._COVID, p) for p in runfiles] + [(D._COVID, "round2/leaderboard.csv"),
+                                                                 (D._ANSERINI, "qrels/qrels.covid-round2.txt")],
+                           real.build, source="loopback", official=real.official))
+    base, stop = _serve(tree)
+    try:
+        ds = D.load("trec-covid-round2", base_url=base, progress=False)
+        assert ds.threshold == 1 and list(ds.meta.runtype) == ["automatic"] * 2
+        rep = D.reproduce_leaderboard(ds)
+        assert len(rep) == 2 * 4 and rep.match.all(), rep[~rep.match]
+    finally:
+        stop()
+        D.register(real)
+
+
+@needs_mirror
+def test_embedded_sums_of_every_dataset_match_the_mirror():
+    "Every pinned file of every registered dataset: the embedded sum is the mirror's (SHA256SUMS or .fetch-only)."
+    for repo, src in D.SOURCES.items():
+        base = Path(MIRROR, "github", repo)
+        if not base.is_dir(): continue
+        assert src.commit == (base / "SOURCE").read_text().split()[1], repo
+        sums = D.parse_sums((base / "SHA256SUMS").read_text())
+        only = D.parse_sums((base / "SHA256SUMS.fetch-only").read_text()) if (base / "SHA256SUMS.fetch-only").is_file() else {}
+        assert {p: {**sums, **only}[p] for p in src.sums} == src.sums, repo
+        assert set(src.fetch_only) == set(only), repo
+    for info in D.REGISTRY.values():
+        for repo, p in info.files:
+            assert p in D.SOURCES[repo].sums, (info.name, repo, p)
+    assert len(D.REGISTRY["trec-dl-2020-passage"].files) == 59 + 3
+    assert [len(D.REGISTRY[f"trec-covid-round{n}"].files) - 2 for n in (2, 3, 4, 5)] == [136, 79, 72, 126]
+    assert len(D.REGISTRY["trec-dl-2019-passage"].files) == 37 + 3
+
+
+@needs_mirror
+def test_dl2020_passage_from_mirror_and_nist_leaderboard():
+    "All 59 official runs; NIST's published trec_eval and passages-eval summaries reproduced to 4 decimals, every value."
+    ds = D.load("trec-dl-2020-passage", progress=False)
+    assert ds.threshold == 2
+    assert ds.runs.system.nunique() == 59 and ds.runs["query"].nunique() == 200
+    q = ds.qrels
+    assert q["query"].nunique() == 54 and sorted(q.grade.unique()) == [0, 1, 2, 3]
+    assert (q.groupby("query").grade.max() >= 2).all()              # every judged question has a grade >= 2 passage
+    assert round((q.grade >= 1).sum() / 54, 2) == 66.78             # the RPP paper's Table 1: relevant per request
+    assert set(ds.meta.index) == set(ds.runs.system) == set(ds.leaderboard.index)
+    assert ds.meta.loc["p_bm25", "team"] == "anserini" and ds.meta.loc["p_bm25", "type"] == "auto"
+    assert ds.leaderboard.loc["p_bm25", ("trec_eval", "map")] == 0.2856
+    rep = D.reproduce_leaderboard(ds)
+    assert len(rep) == 59 * 16
+    bad = rep[~rep.match]
+    assert bad.empty, bad
+
+
+@needs_mirror
+def test_trec_covid_round1_leaderboard_through_reproduce_leaderboard():
+    ds = D.load("trec-covid-round1", progress=False)
+    rep = D.reproduce_leaderboard(ds)
+    assert len(rep) == 143 * 5 and rep.match.all(), rep[~rep.match]
