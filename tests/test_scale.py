@@ -250,3 +250,46 @@ def test_cli_subprocess(workload, tmp_path):
     bad.write_text("1 Q0 d 1 x s\n")
     err = subprocess.run(base[:3] + [str(bad), "--workers", "1"], capture_output=True, text=True)
     assert err.returncode != 0 and len(err.stderr.strip().splitlines()) == 1 and "Traceback" not in err.stderr
+
+
+def _mirror_has(name: str) -> bool:
+    from irinnov import datasets
+    return name in datasets.REGISTRY and bool(os.environ.get("IRINNOV_MIRROR") or (ROOT.parent / "shared" / "data").exists())
+
+
+@pytest.mark.parametrize("name,runs_glob,qrels_glob,shards", [
+    ("trec-covid-round1", "**/round1/runs/*", "**/round1/qrels/qrels-rnd1.txt", 5),
+    ("trec-dl-2020-passage", "**/runs/trec-dl-2020/*.gz", "**/qrels.dl20-passage.txt", 6)])
+def test_real_campaigns_in_shards(name, runs_glob, qrels_glob, shards, monkeypatch):
+    "A real campaign read from its run files, split into shards on two workers: every family equals one process."
+    from irinnov import datasets
+    if not _mirror_has(name): pytest.skip(f"{name}: not registered or no data mirror")
+    if not os.environ.get("IRINNOV_MIRROR"): monkeypatch.setenv("IRINNOV_MIRROR", str(ROOT.parent / "shared" / "data"))
+    root = datasets.fetch(name, progress=False)
+    runs = sorted(p for p in root.glob(runs_glob) if p.is_file())
+    qrels = next(root.glob(qrels_glob))
+    measures = ["AP", "nDCG@10", "RR(rel=2)", "bpref", "P@100_rareness(alpha=0.5)", "AP@100_rareness(alpha=1)", "U",
+                "RPP", "ASL", "ASL@g1-10", "RIC"]
+    ref = one_process(runs, qrels, measures)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with scale.dask_client(workers=2, memory_limit="3GB") as client:
+            got = scale.evaluate_sharded(runs, qrels, measures, client=client, n_shards=shards)
+    assert_same(ref, got)
+
+
+def test_report_sharded_equals_campaign_report(workload, tmp_path):
+    "The sharded campaign report: same ranks, agreement and power as one process (same seed), and write_report takes it."
+    from irinnov.report import campaign_report, write_report
+    kw = dict(k=20, B=200, trials=100, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = campaign_report(prepare(read_runs(workload["runs"]), read_qrels(workload["qrels"])), **kw)
+        with scale.dask_client(workers=2, memory_limit="1GB") as client:
+            rep = scale.campaign_report_sharded(workload["runs"], workload["qrels"], client=client, n_shards=4, **kw)
+    assert rep.measures == one.measures
+    assert rep.ranks.equals(one.ranks) and rep.agreement.equals(one.agreement) and rep.power.equals(one.power)
+    np.testing.assert_allclose(rep.scores.to_numpy(), one.scores.to_numpy(), rtol=0, atol=1e-12)
+    assert (rep.campaign.evaluated() == one.campaign.evaluated()).all() and rep.campaign.depth == one.campaign.depth
+    path = write_report(rep, out_dir=tmp_path / "report", title="sharded")
+    assert path.exists() and (tmp_path / "report" / "per_topic.csv").exists()
