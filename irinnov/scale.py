@@ -132,9 +132,9 @@ def _dask():
 def dask_client(*, workers: int | None = None,  # LocalCluster: worker processes (default 2)
                 scheduler: str | None = None,   # address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786
                 memory_limit: str | None = None,  # LocalCluster: memory per worker ("2GB"; default: machine ÷ workers)
-                client=None,                    # an existing `dask.distributed.Client` (used as it is, not closed)
-                dashboard: bool = False):       # LocalCluster: serve Dask's dashboard (needs bokeh)
+                client=None):                   # an existing `dask.distributed.Client` (used as it is, not closed)
     "A Dask client: the one given, one connected to `scheduler`, or a `LocalCluster` of `workers` processes (closed after)."
+    # a LocalCluster serves its dashboard (with bokeh installed) on a free port: `client.dashboard_link`
     if client is not None:
         yield client
         return
@@ -147,7 +147,7 @@ def dask_client(*, workers: int | None = None,  # LocalCluster: worker processes
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an integer ≥ 1, not {workers!r}")
     with dd.LocalCluster(n_workers=workers or 2, threads_per_worker=1, processes=True, memory_limit=memory_limit or "auto",
-                         dashboard_address=":0" if dashboard else None, silence_logs=logging.ERROR) as cluster, \
+                         dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
             dd.Client(cluster) as c:
         yield c
 
@@ -410,9 +410,16 @@ def wants_dask(args) -> bool:
     "Whether the command line asked for Dask (`--workers` or `--scheduler`)."
     return getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None
 
+def _announce(client):
+    "On a terminal: where Dask's dashboard is (the progress bars follow)."
+    if sys.stderr.isatty():
+        n = len(client.scheduler_info()["workers"])
+        print(f"irinnov: {n} Dask worker(s); dashboard: {client.dashboard_link}", file=sys.stderr)
+
 def evaluate_tables(args, measures: list, run_files: list) -> list:
     "What `irinnov evaluate --workers/--scheduler` computes: `[(measure, score table)]`, as the one-process path."
     with dask_client(workers=args.workers, scheduler=args.scheduler, memory_limit=args.memory_limit) as client:
+        _announce(client)
         tables = evaluate_sharded(run_files, args.qrels, measures, client=client, depth=args.depth, tag=args.tag,
                                   n_shards=args.shards, progress=sys.stderr.isatty())
     return list(tables.items())
@@ -420,6 +427,7 @@ def evaluate_tables(args, measures: list, run_files: list) -> list:
 def report_sharded(args, runs, qrels, meta: pd.DataFrame | None = None) -> CampaignReport:
     "What `irinnov report --workers/--scheduler` computes: the campaign report, its per-topic tables made on Dask."
     with dask_client(workers=args.workers, scheduler=args.scheduler, memory_limit=args.memory_limit) as client:
+        _announce(client)
         return campaign_report_sharded(runs, qrels, client=client, meta=meta, depth=args.depth, tag=getattr(args, "tag", False),
                                        k=args.k, B=args.B, trials=args.trials, seed=args.seed, n_shards=args.shards,
                                        progress=sys.stderr.isatty())
