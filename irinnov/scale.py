@@ -5,6 +5,7 @@
 # %% ../nbs/40_scale.ipynb #ea5b2076
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -94,8 +95,7 @@ def _pad_depth(c: Campaign, depth: int) -> Campaign:
     extra = depth - c.depth
     if extra <= 0: return c
     pad = lambda a, v: np.concatenate([a, np.full(a.shape[:2] + (extra,), v, a.dtype)], axis=2)
-    return Campaign(c.systems, c.topics, pad(c.docs, PAD), pad(c.grades, NO_GRADE), pad(c.scores, np.nan), c.lengths,
-                    c.judged_docs, c.qrels, c.score_dtype, c.runs_fn)
+    return dataclasses.replace(c, docs=pad(c.docs, PAD), grades=pad(c.grades, NO_GRADE), scores=pad(c.scores, np.nan))
 
 def shard_campaign(pieces: list, qrels: pd.DataFrame, systems: list, depth: int, *,
                    score_dtype: str = "float32",   # as `prepare`
