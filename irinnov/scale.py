@@ -97,7 +97,11 @@ def _pad_depth(c: Campaign, depth: int) -> Campaign:
     pad = lambda a, v: np.concatenate([a, np.full(a.shape[:2] + (extra,), v, a.dtype)], axis=2)
     return dataclasses.replace(c, docs=pad(c.docs, PAD), grades=pad(c.grades, NO_GRADE), scores=pad(c.scores, np.nan))
 
-def shard_campaign(pieces: list, qrels: pd.DataFrame, systems: list, depth: int, *,
+def shard_campaign(pieces: list,          # the shard's Parquet pieces (`ShardedRuns.pieces[k]`)
+                   qrels: pd.DataFrame,   # the qrels of the shard's topics
+                   systems: list,         # every system of the campaign
+                   depth: int,            # the whole campaign's depth (its longest list of a qrels topic)
+                   *,
                    score_dtype: str = "float32",   # as `prepare`
                    unique: bool = False) -> Campaign:  # the pieces are known to hold each (system, query, doc) once
     "The campaign of one shard from its Parquet pieces: every system (none missing), the whole campaign's depth."
@@ -112,12 +116,6 @@ def shard_campaign(pieces: list, qrels: pd.DataFrame, systems: list, depth: int,
     runs = pd.DataFrame({c: cols[c].astype(str) if c != "score" else cols[c].astype(np.float64) for c in RUN_COLUMNS})
     if unique: _mark_unique(runs)    # no (system, query, doc) twice: `prepare` need not check again
     return _pad_depth(prepare(runs, qrels, score_dtype=score_dtype), depth)
-
-def _measure_shard(pieces: list, qrels: pd.DataFrame, systems: list, depth_all: int, score_dtype: str,
-                   depth: int | None, measures: list) -> dict:
-    "Every named measure's score table on one shard (a worker task)."
-    c = shard_campaign(pieces, qrels, systems, depth_all, score_dtype=score_dtype).truncate(depth)
-    return {s.name: s(c) for s in map(parse_measure, measures)}
 
 # %% ../nbs/40_scale.ipynb #abbe3d47
 def _dask():
@@ -250,7 +248,11 @@ def _concat(parts: list) -> pd.DataFrame:
     t.attrs = dict(parts[0].attrs)
     return t
 
-def map_shards(sharded: ShardedRuns, fn, *, client, progress: bool = False, **kw) -> list:
+def map_shards(sharded: ShardedRuns,      # the shuffle's result (`shard_runs`)
+               fn,                        # a function of a `Campaign` (and `**kw`), run in a Dask task per shard
+               *, client,                 # a `dask.distributed.Client`
+               progress: bool = False,    # Dask's progress bar
+               **kw) -> list:
     "Run `fn(campaign, **kw)` on every shard's campaign in a Dask task; the results in shard order."
     futures = client.map(_on_shard, [sharded.pieces.get(k, []) for k in sharded.shards],
                          [sharded.qrels[k] for k in sharded.shards], fn=fn, systems=sharded.systems, depth=sharded.depth,
