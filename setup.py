@@ -9,8 +9,10 @@ cfg = cfg["DEFAULT"]
 requirements = cfg.get("requirements", "").split()
 extra = lambda key: cfg.get(key, "").split()
 # test: what the library's tests need at any supported version; dev: test + nbdev, nbval, the docs build and the
-# pinned versions the stored notebook outputs were made with; bench: the speed peers; edit: Jupyter to edit notebooks
-extras = {"test": extra("test_requirements"), "bench": extra("bench_requirements"), "edit": extra("edit_requirements")}
+# pinned versions the stored notebook outputs were made with; bench: the speed peers; edit: Jupyter to edit notebooks;
+# scale: Dask, for campaigns sharded by topic over several processes or machines
+extras = {"test": extra("test_requirements"), "bench": extra("bench_requirements"), "edit": extra("edit_requirements"),
+          "scale": extra("scale_requirements")}
 extras["dev"] = extras["test"] + extra("dev_requirements")
 console_scripts = [s for s in cfg.get("console_scripts", "").split() if s]
 

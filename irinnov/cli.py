@@ -76,12 +76,16 @@ def split_measures(tokens) -> list:
         if cur: out.append(cur)
     return out
 
-_VALUED = ("-M", "--depth", "-l", "--format", "--trec-eval", "--measure")
+def _valued_options() -> set:
+    "The `evaluate` options that take a value, read from the parser itself so that no new option is missed."
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices["evaluate"]
+    return {o for a in sub._actions if a.option_strings and a.nargs != 0 for o in a.option_strings}
 
 def _gather_measures(argv: list) -> list:
     "`evaluate` arguments in the order argparse wants: options first (every `-m` list as `--measure NAME` pairs), then the files. A `-m` list ends at the next option or at a token naming an existing file, directory or glob, so options go before or after the files, as with trec_eval."
     import glob
     opts, files, names, i = [], [], [], 0
+    valued = _valued_options()
     while i < len(argv):
         a = argv[i]
         if a == "--":
@@ -100,7 +104,7 @@ def _gather_measures(argv: list) -> list:
                 i += 1
         elif a.startswith("-") and len(a) > 1:
             opts.append(a)
-            if a in _VALUED and i + 1 < len(argv): opts.append(argv[i + 1]); i += 1
+            if a in valued and i + 1 < len(argv): opts.append(argv[i + 1]); i += 1
             i += 1
         else:
             files.append(a)
@@ -129,19 +133,17 @@ def _specs(names: list, level: int):
         else: innovation.append(spec)
     return classic, innovation
 
-def _innovation_records(c, specs, per_query: bool) -> "pd.DataFrame":
+def _innovation_records(tables: dict, per_query: bool) -> "pd.DataFrame":
     "Per-query values (over each method's own topics: those with a relevant document) and row means of the five methods."
-    import numpy as np
     import pandas as pd
     parts = []
-    for s in specs:
-        t = s(c)
+    for name, t in tables.items():
         if per_query:
             st = t.stack()
-            parts.append(pd.DataFrame({"system": st.index.get_level_values(0).astype(str), "measure": s.name,
+            parts.append(pd.DataFrame({"system": st.index.get_level_values(0).astype(str), "measure": name,
                                        "query": st.index.get_level_values(1).astype(str), "value": st.to_numpy(),
                                        "integer": False, "_o": 0}))
-        parts.append(pd.DataFrame({"system": t.index.astype(str), "measure": s.name, "query": "all",
+        parts.append(pd.DataFrame({"system": t.index.astype(str), "measure": name, "query": "all",
                                    "value": t.mean(axis=1).to_numpy(), "integer": False, "_o": 1}))
     return pd.concat(parts, ignore_index=True) if parts else None
 
@@ -158,21 +160,33 @@ def evaluate_command(args) -> int:
     classic, innovation = _specs(split_measures(args.measure or DEFAULT_MEASURES), args.l)  # before any reading
     comments = version == "10"                      # trec_eval 10.0 skips lines starting with '#'
     qrels = read_qrels(args.qrels, comments=comments)
-    runs = read_runs(run_paths(args.runs), tag=args.tag, comments=comments)
-    c = prepare(runs, qrels, score_dtype="float64" if version == "10" else "float32", depth=args.depth)
-    for s in innovation:
-        if s.family in ("novelty", "rpp") and len(c.systems) < 2:
-            raise CliError(f"{s.name} compares each run with the others: give at least two runs")
+    from irinnov.scale import wants_dask
+    if wants_dask(args):                            # sharded by topic on Dask: the same records, gathered
+        from irinnov.scale import trec_eval_records_sharded, dask_client
+        with dask_client(workers=args.workers, scheduler=args.scheduler, memory_limit=args.memory_limit) as client:
+            recs, other = trec_eval_records_sharded(
+                run_paths(args.runs), qrels, classic, client=client, innovation=[s.name for s in innovation],
+                per_query=args.q, complete=args.c, threshold=args.l, depth=args.depth, trec_eval_version=version,
+                tag=args.tag, n_shards=args.shards, progress=sys.stderr.isatty())
+        n_systems = recs["system"].nunique() if classic else len(next(iter(other.values())))
+    else:
+        runs = read_runs(run_paths(args.runs), tag=args.tag, comments=comments)
+        c = prepare(runs, qrels, score_dtype="float64" if version == "10" else "float32", depth=args.depth)
+        for s in innovation:
+            if s.family in ("novelty", "rpp") and len(c.systems) < 2:
+                raise CliError(f"{s.name} compares each run with the others: give at least two runs")
+        recs = metrics.trec_eval_records(c, measures=classic, per_query=args.q, summary=True, complete=args.c,
+                                         threshold=args.l, trec_eval_version=version) if classic else None
+        other = {s.name: s(c) for s in innovation}
+        n_systems = len(c.systems)
     parts, runid = [], False
     if classic:
-        recs = metrics.trec_eval_records(c, measures=classic, per_query=args.q, summary=True, complete=args.c,
-                                         threshold=args.l, trec_eval_version=version)
         runid = recs.attrs["runid"]
         parts.append(recs.assign(_o=(recs["query"] == "all").astype(int)))
-    if innovation: parts.append(_innovation_records(c, innovation, args.q))
+    if innovation: parts.append(_innovation_records(other, args.q))
     recs = pd.concat(parts, ignore_index=True).sort_values(["system", "_o"], kind="stable")
     if args.n: recs = recs[recs._o == 0]
-    _write(recs, args.format, several=len(c.systems) > 1, runid=runid)
+    _write(recs, args.format, several=n_systems > 1, runid=runid)
     return 0
 
 def _write(recs, fmt: str, several: bool, runid: bool):
@@ -274,6 +288,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=("table", "tsv", "json"), default="table",
                    help="table (trec_eval layout, 4 decimals), tsv or json (long: system, measure, query, value)")
     e.add_argument("--tag", action="store_true", help="name systems by the run tag column instead of the file name")
+    from irinnov.scale import add_cli_arguments     # --workers, --scheduler: the same output, computed on Dask
+    add_cli_arguments(e)
     from irinnov.report import add_against_arguments, add_report_arguments, report_command as _report_command
     add_against_arguments(e)
     e.set_defaults(func=evaluate_command)
@@ -281,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Write the campaign report of a dataset (--dataset NAME) or of QRELS and RUN files: "
                                    "report.html (self-contained) and CSV/Parquet tables in the output directory.")
     add_report_arguments(r)
+    add_cli_arguments(r)
     r.set_defaults(func=_report_command)
     d = sub.add_parser("datasets", help="list, fetch or verify datasets",
                        description="List the datasets irinnov knows, fetch one into the cache ($IRINNOV_HOME), or "

@@ -468,14 +468,14 @@ def _canonical(spec: MeasureSpec) -> str | None:
     if spec.kind == "RBP": return cut(_name("RBP", t, None, p=float(p.get("p", 0.8)), graded=p.get("graded", False)))
     return None
 
-def _summary(spec: MeasureSpec, table: pd.DataFrame, present: np.ndarray, complete: bool, c: Campaign) -> np.ndarray:
+def _summary(spec: MeasureSpec, table: pd.DataFrame, present: np.ndarray, complete: bool, n_judged_relevant: int) -> np.ndarray:
     "Each system's value over the topics trec_eval averages over (`complete`: every qrels topic, its -c)."
     v = table.to_numpy()
     on = np.ones_like(present) if complete else present
     n = on.sum(1)
     if spec.summary == "num_q": return n.astype(np.float64)
     if spec.summary == "num_rel" and complete:     # trec_eval -c: the judgments with a grade > 0, whatever -l says
-        return np.full(len(v), float((c.judged_grades()[2] > 0).sum()))
+        return np.full(len(v), float(n_judged_relevant))
     if spec.summary in ("sum", "num_rel"): return np.where(on, v, 0.0).sum(1)
     with np.errstate(invalid="ignore", divide="ignore"):
         if spec.summary == "gm": return np.exp(np.where(on, np.log(np.maximum(v, MIN_GEO_MEAN)), 0.0).sum(1) / n)
@@ -490,10 +490,15 @@ def _evaluate(c: Campaign, specs: list, complete: bool, version: str):
         raise ValueError(f"run {str(c.systems[bad][0])!r} has no topic in common with the qrels (wrong qrels?); "
                          "trec_eval stops there; averaged over every qrels topic (trec_eval -c) each measure is 0")
     listed = present | (complete and version == "10")        # trec_eval 10.0 -c -q also lists the missing topics
-    sums = pd.DataFrame({s.name: _summary(s, t, present, complete, c) for s, t in zip(specs, tables)},
-                        index=pd.Index(c.systems.astype(str), name="system"))
-    sums.columns.name = "measure"
+    sums = _summaries(specs, tables, present, complete, int((c.judged_grades()[2] > 0).sum()), c.systems)
     return specs, tables, listed, sums
+
+def _summaries(specs: list, tables: list, present: np.ndarray, complete: bool, n_judged_relevant: int, systems) -> pd.DataFrame:
+    "Every measure's trec_eval summary per system (columns: measures), from its score table over the qrels topics."
+    sums = pd.DataFrame({s.name: _summary(s, t, present, complete, n_judged_relevant) for s, t in zip(specs, tables)},
+                        index=pd.Index(np.asarray(systems).astype(str), name="system"))
+    sums.columns.name = "measure"
+    return sums
 
 def evaluate(runs, qrels=None, measures=("AP", "P@10", "nDCG@10", "RR", "bpref"), per_topic: bool = False, *,
              complete: bool = True, threshold: int = 1, depth: int | None = None, trec_eval_version="9") -> pd.DataFrame:
@@ -517,6 +522,13 @@ def trec_eval_records(runs, qrels=None, measures=("official",), *, per_query: bo
     c = _campaign(runs, qrels, version).truncate(depth)
     all_specs = expand_measures(measures, threshold=threshold)
     specs, tables, listed, sums = _evaluate(c, all_specs, complete, version)
+    return _records(c.systems, c.topics, specs, tables, listed, sums, per_query=per_query, summary=summary,
+                    runid=any(s.kind == "runid" for s in all_specs))
+
+def _records(systems, topics, specs: list, tables: list, listed: np.ndarray, sums: pd.DataFrame, *, per_query: bool,
+             summary: bool, runid: bool) -> pd.DataFrame:
+    "The records trec_eval prints (per listed topic and/or `all`) from score tables, listing mask and summaries."
+    systems, topics = np.asarray(systems).astype(str), np.asarray(topics).astype(str)
     S, Q = listed.shape
     parts = []
     if per_query:
@@ -524,17 +536,17 @@ def trec_eval_records(runs, qrels=None, measures=("official",), *, per_query: bo
         if q:
             vals = np.stack([tables[i].to_numpy() for i in q], 2)              # (S, Q, M)
             si, ti, mi = np.nonzero(np.broadcast_to(listed[:, :, None], vals.shape))
-            parts.append(pd.DataFrame({"system": c.systems.astype(str)[si], "measure": [specs[q[m]].name for m in mi],
-                                       "query": c.topics.astype(str)[ti], "value": vals[si, ti, mi],
+            parts.append(pd.DataFrame({"system": systems[si], "measure": [specs[q[m]].name for m in mi],
+                                       "query": topics[ti], "value": vals[si, ti, mi],
                                        "integer": [specs[q[m]].integer for m in mi], "_o": 0}))
     if summary:
         names = [s.name for s in specs]
         si, mi = np.divmod(np.arange(S * len(specs)), len(specs))
-        parts.append(pd.DataFrame({"system": c.systems.astype(str)[si], "measure": np.asarray(names, object)[mi],
+        parts.append(pd.DataFrame({"system": systems[si], "measure": np.asarray(names, object)[mi],
                                    "query": "all", "value": sums.to_numpy().ravel() if len(specs) else [],
                                    "integer": [specs[m].integer for m in mi], "_o": 1}))
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
         columns=["system", "measure", "query", "value", "integer", "_o"])
     out = out.sort_values(["system", "_o"], kind="stable").drop(columns="_o").reset_index(drop=True)
-    out.attrs["runid"] = any(s.kind == "runid" for s in all_specs)
+    out.attrs["runid"] = runid
     return out

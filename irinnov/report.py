@@ -914,7 +914,7 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     if not small:
         tables["risers"] = (rep.risers(3), False)
         tables["bonus_risers"] = (bonus_risers(rep, 3), False)
-        tables["rare_documents"] = (_why_rise(rep), False)
+        if isinstance(c, Campaign): tables["rare_documents"] = (_why_rise(rep), False)   # (needs every list: not on Dask)
     team_col = "team" if rep.meta is not None and "team" in rep.meta.columns else None
     if team_col: tables["teams"] = (team_best(rep, team_col), True)
     if rep.new_systems: tables["placement"] = (rep.placement(), False)
@@ -1016,7 +1016,7 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                         "a team-level rarity (a document counted once per team) would remove that effect.")
                      + f" Files: {link('teams')}.</p>" + _table_html(tables["teams"][0], "t-teams")))
     if not small:
-        why = tables["rare_documents"][0]
+        why = tables["rare_documents"][0] if "rare_documents" in tables else None
         secs.append(("risers", "Who rises under the innovation measures",
                      _figure_html(figs["shift"], f"Rank by {ref} (x) against rank by each innovation measure (y), one "
                                   f"panel per measure, ranks 1 to {S}; points below the diagonal rank higher under the "
@@ -1029,12 +1029,14 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                      "<p>The systems each rareness measure lifts most above its own base measure (P@k or AP@k, α = 0): "
                      f"the rise the bonus makes, without the change of cutoff. Files: {link('bonus_risers')}.</p>"
                      + _table_html(tables["bonus_risers"][0], "t-bonus", index=False, mark=mark)
-                     + "<h3 id='why'>Why they rise: their rarest relevant documents</h3>"
-                     f"<p>For the runs the rarity bonus lifts most and the top risers under novelty, the relevant "
-                     f"documents in its top {p.get('k', 100)} "
-                     f"that the fewest of the {S} runs retrieved (runs = how many runs have the document anywhere in their "
-                     f"list; rarity = 1 − runs/{S}). Files: {link('rare_documents')}.</p>"
-                     + _table_html(why, "t-why", index=False, mark=mark)))
+                     + ("<h3 id='why'>Why they rise: their rarest relevant documents</h3>"
+                        f"<p>For the runs the rarity bonus lifts most and the top risers under novelty, the relevant "
+                        f"documents in its top {p.get('k', 100)} "
+                        f"that the fewest of the {S} runs retrieved (runs = how many runs have the document anywhere in "
+                        f"their list; rarity = 1 − runs/{S}). Files: {link('rare_documents')}.</p>"
+                        + _table_html(why, "t-why", index=False, mark=mark) if why is not None else
+                        "<p>(The rare documents behind each rise need every run's lists in one process; a report "
+                        "computed on Dask leaves them out.)</p>")))
         secs.append(("agreement", "Agreement between the measures",
                      _figure_html(figs["agreement"], "Kendall τ-b (left) and τ_AP (right, row = reference ordering) "
                                   "between the system orderings of every pair of measures; colour scale from the lowest "
@@ -1222,15 +1224,25 @@ def report_command(args) -> int:
             title = args.title or (f"Your runs against {name}" if args.against else f"{name}: irinnov campaign report")
         else:
             qrels = read_qrels(args.files[0])
-            runs = read_runs(run_paths(args.files[1:]), tag=args.tag)
+            runs = run_paths(args.files[1:])           # on Dask the workers read them, each file in its own task
+            from irinnov.scale import wants_dask
+            if not wants_dask(args): runs = read_runs(runs, tag=args.tag)
             meta, title, rel = None, args.title or "irinnov campaign report", 1
         teams = None
         if args.team_rarity:
             if meta is None or "team" not in meta.columns: raise CliError("--team-rarity needs a dataset with a 'team' column", 2)
             teams = True
-        rep = campaign_report(runs, qrels, args.measure, k=args.k, reference=args.reference, official=official,
-                              tests=args.tests, alpha=args.alpha, B=args.B, trials=args.trials, seed=args.seed, meta=meta,
-                              teams=teams, against=mine, depth=args.depth, rel=rel)
+        from irinnov.scale import wants_dask
+        if wants_dask(args):                       # the per-topic tables computed on Dask, sharded by topic
+            if mine is not None or teams or args.measure or args.reference:
+                raise CliError("--workers/--scheduler make the default report (no --against, --team-rarity, -m or "
+                               "--reference yet)", 2)
+            from irinnov.scale import report_sharded
+            rep = report_sharded(args, runs, qrels, meta)
+        else:
+            rep = campaign_report(runs, qrels, args.measure, k=args.k, reference=args.reference, official=official,
+                                  tests=args.tests, alpha=args.alpha, B=args.B, trials=args.trials, seed=args.seed,
+                                  meta=meta, teams=teams, against=mine, depth=args.depth, rel=rel)
         path = write_report(rep, out_dir=out, title=title, hue=_hue(rep.meta), low_judged=args.low_judged,
                             formats=args.format)
     kinds = {"csv+parquet": "CSV, Parquet", "csv": "CSV", "parquet": "Parquet"}[args.format]

@@ -31,7 +31,7 @@ from .trec import (NO_GRADE, PAD, RUN_COLUMNS, Campaign, TrecFormatError, _is_ru
 # %% auto #0
 __all__ = ['shard_of', 'shard_campaign', 'dask_client', 'ShardedRuns', 'shard_runs', 'map_shards', 'evaluate_sharded',
            'CampaignSummary', 'campaign_report_sharded', 'add_cli_arguments', 'wants_dask', 'evaluate_tables',
-           'report_sharded']
+           'report_sharded', 'trec_eval_records_sharded']
 
 # %% ../nbs/40_scale.ipynb #09b90411
 _NO_TOPIC = "\x00irinnov-no-list"     # query id of the placeholder row of a system without lists in a shard
@@ -343,7 +343,8 @@ def campaign_report_sharded(runs,           # run files (list, directory or glob
         ref = parse_measure(reference)
         if ref.name not in [s.name for s in specs]: specs.insert(0, ref)
         asked = names if ref.name in [parse_measure(n).name for n in names] else [reference, *names]
-        parts = map_shards(sr, _tables, client=client, progress=progress, depth=depth, measures=asked)
+        coverage_names = [f"Judged@{j}" for j in (10, 100)]      # pool coverage, per topic like every measure
+        parts = map_shards(sr, _tables, client=client, progress=progress, depth=depth, measures=asked + coverage_names)
     finally:
         sr.remove()
     for category, message in dict.fromkeys(w for _, ws in parts for w in ws):
@@ -371,12 +372,13 @@ def campaign_report_sharded(runs,           # run files (list, directory or glob
     fam = {s.name: s.family for s in specs}
     families = {m: fam.get(m, fam.get(m.removesuffix("(MC4)"))) for m in orderings}
     agreement = R._compare_orderings(orderings)
-    rows = []
+    rows, pvalues = [], {t: {} for t in tests}
     for m, t in tables.items():
         row = {"measure": m, "pairs": len(t) * (len(t) - 1) // 2}
         for test in tests:
             dp = R._discriminative_power(t, test=test, alpha=alpha, B=B, seed=seed)
             row[test], row[f"{test} share"] = dp.count, dp.fraction
+            pvalues[test][m] = dp.pvalues
         row["stability"] = R._stability(t, trials=trials, seed=seed)
         rows.append(row)
     power = pd.DataFrame(rows).set_index("measure")
@@ -387,9 +389,13 @@ def campaign_report_sharded(runs,           # run files (list, directory or glob
     q = _as_qrels(qrels)
     summary = CampaignSummary(np.asarray(sr.systems, dtype=object), np.array(sorted(pd.unique(q["query"].astype(str))), dtype=object),
                               D, q)
-    params = dict(measures=names, reference=ref.name, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4, tests=tuple(tests),
-                  alpha=alpha, B=B, trials=trials, seed=seed)
-    return CampaignReport(summary, tables, orderings, scores, ranks, agreement, power, hib, families, ref.name, meta, params)
+    params = dict(measures=names, reference=ref.name, official=[], rel=1, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
+                  tests=tuple(tests), alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=False, team_families=())
+    coverage = pd.DataFrame({n: _concat([p[n] for p, _ in parts]).mean(axis=1) for n in coverage_names}).reindex(systems)
+    pooled = R._pooled_column(meta)
+    if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
+    return CampaignReport(summary, tables, orderings, scores, ranks, agreement, power, hib, families, ref.name, meta, params,
+                          pvalues, coverage)
 
 # %% ../nbs/40_scale.ipynb #84cfb8b0
 def _positive(v: str) -> int:
@@ -433,3 +439,62 @@ def report_sharded(args, runs, qrels, meta: pd.DataFrame | None = None) -> Campa
         return campaign_report_sharded(runs, qrels, client=client, meta=meta, depth=args.depth, tag=getattr(args, "tag", False),
                                        k=args.k, B=args.B, trials=args.trials, seed=args.seed, n_shards=args.shards,
                                        progress=sys.stderr.isatty())
+
+# %% ../nbs/40_scale.ipynb #5ca1e7e0
+def _trec_eval_parts(c: Campaign, depth: int | None, classic: list, innovation: list, threshold: int,
+                     version: str) -> tuple:
+    "One shard's tables: trec_eval's measures, which topics each system listed, its relevant judgments, and the innovation-aware measures."
+    from irinnov import metrics
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        c = c.truncate(depth)
+        specs = [s for s in metrics.expand_measures(classic, threshold=threshold) if s.kind != "runid"]
+        tables = [metrics._table(c, s, version) for s in specs]
+        present = pd.DataFrame(c.lengths > 0, index=c.systems.astype(str), columns=c.topics.astype(str))
+        n_rel = int((c.judged_grades()[2] > 0).sum())
+        other = {s.name: s(c) for s in map(parse_measure, innovation)}
+    return tables, present, n_rel, other, [(w.category, str(w.message)) for w in caught]
+
+def trec_eval_records_sharded(runs,            # run files (list, directory or glob), or a runs DataFrame
+                              qrels,           # a qrels file or DataFrame
+                              measures=("official",),   # trec_eval's and ir_measures' names (`irinnov.metrics`)
+                              *, client,       # a `dask.distributed.Client` (see `dask_client`)
+                              innovation=(),   # innovation-aware measures (`irinnov.report.parse_measure` names)
+                              per_query: bool = False,   # also each listed topic's value (trec_eval -q)
+                              complete: bool = False,    # average over every qrels topic (trec_eval -c)
+                              threshold: int = 1,        # relevance level (trec_eval -l)
+                              depth: int | None = None,  # top documents of each list (trec_eval -M)
+                              trec_eval_version="9",     # parity target, as `irinnov.metrics.trec_eval_records`
+                              tag: bool = False,         # system names from the tag column
+                              n_shards: int | None = None,   # topic shards (default: `shard_runs`'s)
+                              progress: bool = False) -> tuple:   # Dask's progress bars
+    "trec_eval's records, as `metrics.trec_eval_records` prints them, and the innovation-aware score tables, computed shard by shard on Dask."
+    from irinnov import metrics
+    version = metrics._version(trec_eval_version)
+    all_specs = metrics.expand_measures(list(measures), threshold=threshold)       # name errors before any reading
+    specs = [s for s in all_specs if s.kind != "runid"]
+    for m in innovation: parse_measure(m)
+    sr = shard_runs(runs, qrels, client=client, n_shards=n_shards, tag=tag, progress=progress,
+                    score_dtype="float64" if version == "10" else "float32")
+    try:
+        if any(parse_measure(m).family in ("novelty", "rpp") for m in innovation) and len(sr.systems) < 2:
+            raise ValueError("novelty and RPP compare each run with the others: give at least two runs")
+        parts = map_shards(sr, _trec_eval_parts, client=client, progress=progress, depth=depth, classic=list(measures),
+                           innovation=list(innovation), threshold=threshold, version=version)
+    finally:
+        sr.remove()
+    for category, message in dict.fromkeys(w for *_, ws in parts for w in ws):
+        warnings.warn(message, category, stacklevel=2)
+    present = pd.concat([p[1] for p in parts], axis=1)
+    topics = sorted(present.columns)                                     # the one-process order: topics as strings
+    present = present[topics]
+    tables = [_concat([p[0][i] for p in parts]) for i in range(len(specs))]
+    if not complete and (bad := ~present.to_numpy().any(1)).any():
+        raise ValueError(f"run {present.index[bad][0]!r} has no topic in common with the qrels (wrong qrels?); "
+                         "trec_eval stops there; averaged over every qrels topic (trec_eval -c) each measure is 0")
+    listed = present.to_numpy() | (complete and version == "10")
+    sums = metrics._summaries(specs, tables, present.to_numpy(), complete, sum(p[2] for p in parts), present.index)
+    recs = metrics._records(present.index, topics, specs, tables, listed, sums, per_query=per_query, summary=True,
+                            runid=any(s.kind == "runid" for s in all_specs))
+    other = {m: _concat([p[3][m] for p in parts]) for m in (parse_measure(n).name for n in innovation)}
+    return recs, other

@@ -41,7 +41,9 @@ def write_trec(tmp: Path, runs: dict, qrels: list, prefix: str = "input.") -> tu
 
 
 def tsv(out: str) -> pd.DataFrame:
-    return pd.read_csv(io.StringIO(out), sep="\t", dtype={"system": str, "query": str}, float_precision="round_trip")
+    df = pd.read_csv(io.StringIO(out), sep="\t", dtype={"system": str, "query": str, "value": str})
+    df["value"] = df["value"].map(float)            # Python's float(): the exact double the command printed
+    return df
 
 
 def means(df: pd.DataFrame, measure: str) -> pd.Series:
