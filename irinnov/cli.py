@@ -81,11 +81,11 @@ def _valued_options() -> set:
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices["evaluate"]
     return {o for a in sub._actions if a.option_strings and a.nargs != 0 for o in a.option_strings}
 
-def _gather_measures(argv: list) -> list:
+def _gather_measures(argv: list, valued: set | None = None) -> list:
     "`evaluate` arguments in the order argparse wants: options first (every `-m` list as `--measure NAME` pairs), then the files. A `-m` list ends at the next option or at a token naming an existing file, directory or glob, so options go before or after the files, as with trec_eval."
     import glob
     opts, files, names, i = [], [], [], 0
-    valued = _valued_options()
+    valued = _valued_options() if valued is None else valued     # the options that take a value
     while i < len(argv):
         a = argv[i]
         if a == "--":
