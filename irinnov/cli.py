@@ -135,6 +135,7 @@ def _specs(names: list, level: int):
 
 def _innovation_records(tables: dict, per_query: bool) -> "pd.DataFrame":
     "Per-query values (over each method's own topics: those with a relevant document) and row means of the five methods."
+    import numpy as np
     import pandas as pd
     parts = []
     for name, t in tables.items():
@@ -143,8 +144,9 @@ def _innovation_records(tables: dict, per_query: bool) -> "pd.DataFrame":
             parts.append(pd.DataFrame({"system": st.index.get_level_values(0).astype(str), "measure": name,
                                        "query": st.index.get_level_values(1).astype(str), "value": st.to_numpy(),
                                        "integer": False, "_o": 0}))
+        # each row summed from one contiguous block: the same sum whichever process or shard made the table
         parts.append(pd.DataFrame({"system": t.index.astype(str), "measure": name, "query": "all",
-                                   "value": t.mean(axis=1).to_numpy(), "integer": False, "_o": 1}))
+                                   "value": np.ascontiguousarray(t.to_numpy(dtype=float)).mean(axis=1), "integer": False, "_o": 1}))
     return pd.concat(parts, ignore_index=True) if parts else None
 
 def evaluate_command(args) -> int:

@@ -470,7 +470,7 @@ def _canonical(spec: MeasureSpec) -> str | None:
 
 def _summary(spec: MeasureSpec, table: pd.DataFrame, present: np.ndarray, complete: bool, n_judged_relevant: int) -> np.ndarray:
     "Each system's value over the topics trec_eval averages over (`complete`: every qrels topic, its -c)."
-    v = table.to_numpy()
+    v = np.ascontiguousarray(table.to_numpy(dtype=np.float64))   # rows summed in one order, however the table was built
     on = np.ones_like(present) if complete else present
     n = on.sum(1)
     if spec.summary == "num_q": return n.astype(np.float64)

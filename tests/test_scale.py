@@ -233,12 +233,6 @@ def test_cli_functions(workload, capsys):
 IRINNOV = str(Path(sys.executable).parent / "irinnov")
 
 
-def _cli_wired() -> bool:
-    out = subprocess.run([IRINNOV, "evaluate", "--help"], capture_output=True, text=True)
-    return "--workers" in out.stdout
-
-
-@pytest.mark.skipif(not _cli_wired(), reason="irinnov evaluate has no --workers yet (wired by the CLI's owner)")
 def test_cli_subprocess(workload, tmp_path):
     base = [IRINNOV, "evaluate", workload["qrels"], *workload["runs"], "-m", "AP", "-m", "RPP",
             "-q", "--format", "tsv"]
@@ -250,6 +244,28 @@ def test_cli_subprocess(workload, tmp_path):
     bad.write_text("1 Q0 d 1 x s\n")
     err = subprocess.run(base[:3] + [str(bad), "--workers", "1"], capture_output=True, text=True)
     assert err.returncode != 0 and len(err.stderr.strip().splitlines()) == 1 and "Traceback" not in err.stderr
+
+
+@pytest.mark.parametrize("flags", [["-m", "official"], ["-c", "-q", "-m", "all_trec"], ["-q", "-M", "50", "-l", "2",
+                                   "--trec-eval", "10", "-m", "map,ndcg_cut.10,num_rel_ret", "-m", "U"]])
+def test_cli_trec_eval_layout_on_dask(workload, flags):
+    "trec_eval's layout, sets and summaries (num_q, gm_map, -c, -M, -l, version 10) are the same computed on Dask."
+    base = [IRINNOV, "evaluate", workload["qrels"], *workload["runs"], *flags]
+    one = subprocess.run(base, capture_output=True, text=True)
+    dask = subprocess.run(base + ["--workers", "2", "--shards", "3"], capture_output=True, text=True)
+    assert one.returncode == 0 and dask.returncode == 0, dask.stderr
+    assert dask.stdout == one.stdout and len(one.stdout.splitlines()) > 10
+
+
+def test_cli_report_on_dask(workload, tmp_path):
+    "`irinnov report --workers` writes the report whose power and agreement tables equal one process's."
+    base = [IRINNOV, "report", workload["qrels"], *workload["runs"], "--permutations", "50", "--trials", "50"]
+    one = subprocess.run(base + ["-o", str(tmp_path / "one")], capture_output=True, text=True)
+    dask = subprocess.run(base + ["-o", str(tmp_path / "dask"), "--workers", "2"], capture_output=True, text=True)
+    assert one.returncode == 0 and dask.returncode == 0, dask.stderr
+    for name in ("power.csv", "agreement.csv"):
+        assert (tmp_path / "one" / name).read_text() == (tmp_path / "dask" / name).read_text(), name
+    assert (tmp_path / "dask" / "report.html").exists()
 
 
 def _mirror_has(name: str) -> bool:
