@@ -40,6 +40,10 @@ def _top(c: Campaign, k: int | None, threshold: int) -> np.ndarray:
     "Relevance (S, Q, k) of the top k of every list (all of it with k=None)."
     return c.grades[:, :, :k] >= threshold
 
+def _rank_sum(x: np.ndarray) -> np.ndarray:
+    "Sum over the last axis in rank order, as trec_eval adds: the same bits whatever the array's other dimensions or padding."
+    return np.add.accumulate(x, axis=-1)[..., -1] if x.shape[-1] else np.zeros(x.shape[:-1])
+
 def _per(num: np.ndarray, den) -> np.ndarray:
     "num / den, 0 where den is 0 (a topic without relevant documents, an empty ideal)."
     den = np.broadcast_to(np.asarray(den, np.float64), np.shape(num))
@@ -95,7 +99,7 @@ def rbp(runs, qrels=None, p: float = 0.8, threshold: int = 1, graded: bool = Fal
         gain = np.where(c.grades > 0, c.grades, 0) / top
     else:
         gain = (c.grades >= threshold).astype(np.float64)
-    val = gain @ w if gain.size else np.zeros(gain.shape[:2])
+    val = _rank_sum(gain * w)
     return c.score_table(val, _name("RBP", threshold, p=float(p), graded=graded), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #e14ce15b
@@ -118,11 +122,11 @@ def ndcg(runs, qrels=None, k: int | None = None) -> pd.DataFrame:
     if k is not None: k = _check_k(k)
     g = c.grades[:, :, :k]
     gain = np.where(g > 0, g, 0).astype(np.float64)
-    dcg = gain @ (1.0 / np.log2(np.arange(2, gain.shape[2] + 2))) if gain.size else np.zeros(gain.shape[:2])
+    dcg = _rank_sum(gain * (1.0 / np.log2(np.arange(2, gain.shape[2] + 2))))
     t, _, jg = c.judged_grades()
     n = int(np.bincount(t[jg > 0], minlength=1).max())
     n = n if k is None else min(n, k)
-    idcg = _ideal_gains(c, n) @ (1.0 / np.log2(np.arange(2, n + 2)))
+    idcg = _rank_sum(_ideal_gains(c, n) * (1.0 / np.log2(np.arange(2, n + 2))))
     return c.score_table(_per(dcg, idcg), "nDCG" + (f"@{k}" if k is not None else ""), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #baa5bd3e
@@ -236,12 +240,12 @@ def _ndcg_exp(c: Campaign, k: int | None) -> np.ndarray:
     g = c.grades[:, :, :k].astype(np.int64)
     gain = np.where(g > 0, 2.0 ** np.maximum(g, 0) - 1, 0.0)
     disc = 1.0 / np.log2(np.arange(2, gain.shape[2] + 2))
-    dcg = gain @ disc if gain.size else np.zeros(gain.shape[:2])
+    dcg = _rank_sum(gain * disc)
     t, _, jg = c.judged_grades()
     n = int(np.bincount(t[jg > 0], minlength=1).max())
     n = n if k is None else min(n, k)
     ideal = _ideal_gains(c, n)
-    idcg = np.where(ideal > 0, 2.0 ** ideal - 1, 0.0) @ (1.0 / np.log2(np.arange(2, n + 2)))
+    idcg = _rank_sum(np.where(ideal > 0, 2.0 ** ideal - 1, 0.0) * (1.0 / np.log2(np.arange(2, n + 2))))
     return _per(dcg, idcg)
 
 def _values(c: Campaign, kind: str, p: dict, version: str) -> np.ndarray:
@@ -267,6 +271,10 @@ def _values(c: Campaign, kind: str, p: dict, version: str) -> np.ndarray:
         if p.get("dcg", "log2") == "exp-log2": return _ndcg_exp(c, p.get("k"))
         return ndcg(c, k=p.get("k")).to_numpy()
     if kind == "ERR": return _err(c, p.get("depth"))
+    if kind == "GAP":                  # graded average precision (its own notebook), zero where no relevant document
+        from irinnov.gap import graded_average_precision
+        t = graded_average_precision(c, depth=p.get("depth"))
+        return t.reindex(columns=c.topics.astype(str), fill_value=0.0).to_numpy()
     cum = _cum_rel(c, t)
     if kind == "relative_P":
         den = np.minimum(p["k"], R)[None, :]
@@ -371,12 +379,12 @@ _MEASURES = {"p": "P", "prec": "P", "precision": "P", "r": "R", "recall": "R", "
              "rprec": "R-prec", "r-prec": "R-prec", "r_prec": "R-prec", "bpref": "bpref", "rbp": "RBP",
              "judged": "Judged", "numq": "num_q", "numret": "num_ret", "numrel": "num_rel",
              "numrelret": "num_rel_ret", "success": "Success", "iprec": "IPrec", "setp": "SetP", "setr": "SetR",
-             "setf": "SetF", "err": "ERR", "infap": "infAP"}
+             "setf": "SetF", "err": "ERR", "infap": "infAP", "gap": "GAP"}
 _NEEDS_CUT = {"P": "P@10", "R": "R@1000", "Judged": "Judged@10", "Success": "Success@10", "IPrec": "IPrec@0.1"}
 _PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)(?:\(([^)]*)\))?(?:(?:@|_)(\d+(?:\.\d*)?|\.\d+))?\s*$")
 _KNOWN = ("P@10, R@1000, AP, AP@100, nDCG, nDCG@10, nDCG(dcg=exp-log2)@10, RR, Rprec, bpref, Bpref, infAP, "
           "RBP(p=0.8), Judged@10, Success@10, IPrec@0.1, SetP, SetR, SetF(beta=1), ERR@20, NumQ, NumRet, NumRel, "
-          "NumRelRet, P(rel=2)@5; trec_eval's names: " + ", ".join(_ALL_TREC) +
+          "NumRelRet, GAP, GAP@100, P(rel=2)@5; trec_eval's names: " + ", ".join(_ALL_TREC) +
           " (with parameters as P.5,10 or P_5), official, all_trec")
 
 def parse_measure(name: str) -> tuple[str, dict]:

@@ -32,13 +32,16 @@ __all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_
 
 # %% ../nbs/00_trec.ipynb #cf1c2b52
 def progress(iterable=None, total=None, desc: str | None = None, **kw):
-    "A tqdm bar on a terminal, silent in notebooks, pipes and CI (override with IRINNOV_PROGRESS=0/1)."
-    from tqdm import tqdm
+    "A progress bar on a terminal and in Jupyter (a widget), silent in pipes and CI (override with IRINNOV_PROGRESS=0/1)."
+    import sys
     env = os.environ.get("IRINNOV_PROGRESS")
-    disable = None if env is None else (env == "0")
-    if env is None:
-        import sys
-        disable = not (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()) or bool(os.environ.get("CI"))
+    jupyter = "ipykernel" in sys.modules
+    if env is not None: disable = env == "0"
+    else: disable = bool(os.environ.get("CI")) or not (jupyter or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()))
+    if jupyter and not disable:
+        from tqdm.auto import tqdm          # a notebook widget (text on a console kernel)
+    else:
+        from tqdm import tqdm
     return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False, **kw)
 
 # %% ../nbs/00_trec.ipynb #962b9df1

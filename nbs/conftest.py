@@ -6,13 +6,16 @@ their stored outputs are still compared exactly against a fresh run.
 
 The stored figure outputs come from Jupyter's inline backend (an image plus a `<Figure size ...>` text, which
 nbval compares). A non-interactive MPLBACKEND such as Agg in the caller's environment would make `plt.show()`
-print nothing, so the kernels nbval starts get the inline backend explicitly.
+print nothing, so the kernels nbval starts get the inline backend explicitly. irinnov's progress bars, which show
+in Jupyter, are switched off in those kernels (IRINNOV_PROGRESS=0).
 """
 import os
 
 import nbval.plugin as _nbval
 
 os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"
+# progress bars show in Jupyter, but never in the outputs nbval compares
+os.environ["IRINNOV_PROGRESS"] = "0"
 
 _collect = _nbval.IPyNbFile.collect
 

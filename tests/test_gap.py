@@ -83,3 +83,21 @@ def test_systems_topics_and_missing_lists():
     assert t.loc["A", "1"] == pytest.approx((G[1] / 1 + (G[1] + G[2]) / 2) / (G[1] + G[2]), abs=1e-15)
     assert t.loc["B", "1"] == 0.0 and t.loc["A", "2"] == 0.0
     assert t.loc["B", "2"] == pytest.approx(1.0)
+
+
+def test_gap_by_name_in_metrics_and_the_command():
+    "`measure(name='GAP@k')` and `irinnov evaluate -m GAP` give graded_average_precision, a zero column where a qrels topic has no relevant document."
+    import pandas as pd
+    from irinnov.metrics import evaluate, measure
+    from irinnov.trec import prepare
+    runs = pd.DataFrame([("A", "t1", "d1", 3.0), ("A", "t1", "d2", 2.0), ("A", "t1", "d3", 1.0), ("B", "t1", "d3", 2.0),
+                         ("B", "t1", "d1", 1.0), ("A", "t2", "d4", 1.0), ("B", "t2", "d5", 1.0)],
+                        columns=["system", "query", "doc", "score"])
+    qrels = pd.DataFrame([("t1", "d1", 2), ("t1", "d3", 1), ("t1", "d2", 0), ("t2", "d4", 0)], columns=["query", "doc", "grade"])
+    c = prepare(runs, qrels)
+    for k in (None, 2):
+        want = graded_average_precision(c, depth=k)
+        got = measure(c, name="GAP" if k is None else f"GAP@{k}")
+        assert list(got.columns) == ["t1", "t2"] and (got["t2"] == 0).all()
+        assert (got[want.columns] - want).abs().max().max() == 0
+    assert abs(evaluate(c, ["GAP"])["GAP"] - graded_average_precision(c).reindex(columns=["t1", "t2"], fill_value=0).mean(axis=1)).max() < 1e-15

@@ -440,3 +440,23 @@ def test_batches_and_chunks_do_not_change_the_campaign(tmp_path, monkeypatch, bl
                 n = np.unique(np.float32(g.score), return_counts=True)[1]
                 tied[s] += int(n[n > 1].sum())
             assert tie_report(frame).tied_rows.to_dict() == tied, name
+
+
+def test_progress_shows_in_jupyter_and_on_terminals_only(monkeypatch):
+    "A bar in Jupyter and on a terminal; silent in pipes, under CI, and whenever IRINNOV_PROGRESS=0 (nbval's kernels)."
+    import sys
+    import types
+    from irinnov.trec import progress
+    for var in ("IRINNOV_PROGRESS", "CI"): monkeypatch.delenv(var, raising=False)
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    assert progress(range(3)).disable                                   # a pipe
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    bar = progress(range(3))
+    assert not bar.disable                                              # a Jupyter kernel
+    bar.close()
+    monkeypatch.setenv("IRINNOV_PROGRESS", "0")
+    assert progress(range(3)).disable
+    monkeypatch.delenv("IRINNOV_PROGRESS")
+    monkeypatch.setenv("CI", "true")
+    assert progress(range(3)).disable
