@@ -345,7 +345,8 @@ def diversity_campaigns(draw):
             for d in docs:
                 g = draw(st.sampled_from([None, 0, 1, 1, 2]))
                 if g is not None: qrows.append((f"q{q}", str(t + 1), d, g))
-    if not any(r[3] >= 1 for r in qrows): qrows.append(("q0", "1", "d0", 1))
+    if not any(r[3] >= 1 for r in qrows):          # one relevant judgment, replacing any other of the same key
+        qrows = [r for r in qrows if r[:3] != ("q0", "1", "d0")] + [("q0", "1", "d0", 1)]
     rrows = []
     for s in range(n_sys):
         for q in range(n_q):
