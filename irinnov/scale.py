@@ -82,8 +82,8 @@ def _split_frame(runs: pd.DataFrame, file_no: int, n_shards: int, topics: set, w
     return {"rows": rows, "systems": sorted(map(str, s.dictionary.to_pylist())),
             "depth": int(lens[nz][judged].max()) if judged.any() else 0}
 
-def _split_run(path, file_no: int, system: str | None, tag: bool, duplicates: str, n_shards: int, topics: set,
-               work_dir) -> dict | _Failure:
+def _split_run(path, file_no: int, system: str | None, topics: frozenset, *, tag: bool, duplicates: str,
+               n_shards: int, work_dir) -> dict | _Failure:
     "Read one run file with irinnov's reader (same checks, same errors) and write its rows to their shards."
     try: runs = read_run(path, system=system, tag=tag, duplicates=duplicates)
     except TrecFormatError as e: return _Failure(e)
@@ -220,8 +220,11 @@ def shard_runs(runs,                     # run files (list, directory or glob), 
             info = [_split_frame(frame, 0, n, set(topics), wd)]
         else:
             names = [None] * len(files) if tag else _system_names(files)
-            futures = client.map(_split_run, files, range(len(files)), names, tag=tag, duplicates=duplicates, n_shards=n,
-                                 topics=set(topics), work_dir=wd, pure=False)
+            # the topic set goes to the workers once, as a positional argument: Dask (2026.8) turns a large keyword
+            # argument into a task named after the keyword, which fails ("AssertionError: <TaskState 'topics'>")
+            topic_set = client.scatter(frozenset(topics), broadcast=True)
+            futures = client.map(_split_run, files, range(len(files)), names, [topic_set] * len(files), tag=tag,
+                                 duplicates=duplicates, n_shards=n, work_dir=wd, pure=False)
             if progress: _dask().progress(futures)
             info = client.gather(futures)
             for i in info:

@@ -5,9 +5,7 @@ temporary directory; nothing here touches the real network.
 """
 import gzip
 import hashlib
-import http.server
 import os
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +14,7 @@ import pytest
 
 from irinnov import datasets as D
 from irinnov.datasets import ChecksumError, DatasetInfo, FetchError, Source
+from loopback import QuietHandler, serve
 
 REPO, COMMIT = "fixture-owner/fixture-repo", "0123456789abcdef0123456789abcdef01234567"
 
@@ -36,8 +35,7 @@ SERVED_CORRUPT = b"the served bytes differ\n" * 100
 SUMS = {p: hashlib.sha256(b).hexdigest() for p, b in FILES.items()}
 
 
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *a): pass
+class _Handler(QuietHandler):
 
     def do_GET(self):
         if self.path.endswith("/big/truncated.txt"):
@@ -59,13 +57,7 @@ def server(tmp_path_factory):
         f = www / REPO / COMMIT / p
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_bytes(SERVED_CORRUPT if p == "corrupt.txt" else b)
-    handler = lambda *a, **k: _Handler(*a, directory=str(www), **k)
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    t = threading.Thread(target=httpd.serve_forever, daemon=True)
-    t.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(www, _Handler) as url: yield url
 
 
 @pytest.fixture
@@ -380,12 +372,11 @@ def _serve(tree: dict):
     for p, b in tree.items():
         (www / p).parent.mkdir(parents=True, exist_ok=True)
         (www / p).write_bytes(b)
-    handler = lambda *a, **k: _Handler(*a, directory=str(www), **k)
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    server = serve(www, _Handler)
+    url = server.__enter__()
     def stop():
-        httpd.shutdown(); httpd.server_close(); shutil.rmtree(www, ignore_errors=True)
-    return f"http://127.0.0.1:{httpd.server_address[1]}", stop
+        server.__exit__(None, None, None); shutil.rmtree(www, ignore_errors=True)
+    return url, stop
 
 
 def _random_run(rng, tag, queries, docs_per_query=30, depth=20):

@@ -3,20 +3,15 @@
 Checks per page: the title is there, every figure image loads, no cell shows an error or a traceback,
 math is typeset by the local MathJax (no CDN), and the pages link to each other.
 """
-import functools
-import http.server
-import os
 import re
-import threading
-import shutil
 from pathlib import Path
 
 import pytest
 
 from docsite import build, sidebar
+from loopback import chromium, serve
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
@@ -33,32 +28,13 @@ def test_site_has_a_page_per_notebook(site):
 
 @pytest.fixture(scope="module")
 def browser():
-    if CHROMIUM is None:
-        if os.environ.get("CI"): pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
-        pytest.skip("chromium not installed: apt-get install chromium")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run", "--disable-quic"])
-        yield b
-        b.close()
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args): pass
+    with chromium() as b: yield b
 
 
 @pytest.fixture(scope="module")
 def served(site):
     "The site served over HTTP on the loopback interface, as a reader (or `python -m http.server`) would see it."
-    handler = functools.partial(QuietHandler, directory=str(site[0].parent))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve(site[0].parent) as url: yield url
 
 
 # MathJax 2 probes whether web fonts load with a font face whose source is about:blank; that request always fails

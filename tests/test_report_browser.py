@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 
 from irinnov.report import campaign_report, write_report
+from loopback import chromium
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 S, Q = 40, 8
 
 
@@ -46,16 +46,7 @@ def page_path(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    if CHROMIUM is None:
-        if os.environ.get("CI"): pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
-        pytest.skip("chromium not installed: apt-get install chromium")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run", "--disable-quic"])
-        yield b
-        b.close()
+    with chromium() as b: yield b
 
 
 @pytest.fixture

@@ -305,3 +305,14 @@ def test_report_sharded_equals_campaign_report(workload, tmp_path):
     assert (rep.campaign.evaluated() == one.campaign.evaluated()).all() and rep.campaign.depth == one.campaign.depth
     path = write_report(rep, out_dir=tmp_path / "report", title="sharded")
     assert path.exists() and (tmp_path / "report" / "per_topic.csv").exists()
+
+
+def test_many_qrels_topics(loopback, tmp_path):
+    "10,000 qrels topics (MS MARCO's dev set has 6,980): the topic set reaches the read tasks (once per worker)."
+    _, client = loopback
+    d = write_workload(tmp_path / "many", systems=3, topics=10_000, depth=2, seed=5)
+    ref = one_process(d["runs"], d["qrels"], ["AP", "RPP"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = scale.evaluate_sharded(d["runs"], d["qrels"], ["AP", "RPP"], client=client, n_shards=3)
+    assert_same(ref, got)
