@@ -10,6 +10,7 @@ Usage: python tests/docsite.py [OUT_DIR]   (default _docs_offline/)
 from __future__ import annotations
 
 import html
+import json
 import re
 import shutil
 import subprocess
@@ -58,8 +59,45 @@ def _nav(current: str, titles: dict) -> str:
             links.append(f'<a class="irinnov-page" href="{stem}.html"{cur}>{label}</a>')
         parts.append(f'<span class="irinnov-section"><span class="irinnov-section-name">{html.escape(sec)}:</span> '
                      + " ".join(links) + "</span>")
+    parts.append('<span class="irinnov-search"><input type="search" id="irinnov-search" placeholder="Search the site" '
+                 'aria-label="Search the site" autocomplete="off"><ol id="irinnov-hits" hidden></ol></span>')
     parts.append("</nav>")
     return "".join(parts)
+
+
+def _sections(stem: str, title: str, body: str) -> list[dict]:
+    "The search index of one page: its prose, section by section (headings with their anchors), without code or outputs."
+    prose = re.sub(r'<div class="jp-Cell jp-CodeCell.*?(?=<div class="jp-Cell |</main>|$)', " ", body, flags=re.S)
+    parts = re.split(r'(<h[1-3] id="[^"]+"[^>]*>.*?</h[1-3]>)', prose, flags=re.S)
+    out, anchor, heading = [], "", title
+    for part in parts:
+        m = re.match(r'<h[1-3] id="([^"]+)"[^>]*>(.*?)</h[1-3]>', part, flags=re.S)
+        if m:
+            anchor = m.group(1)
+            heading = html.unescape(re.sub(r"<[^>]+>", "", m.group(2)).replace("¶", "")).strip()
+            continue
+        text = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", part, flags=re.S)
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", text)).split())
+        if text or anchor: out.append({"page": stem, "anchor": anchor, "title": title, "heading": heading, "text": text[:3000]})
+    return out
+
+
+# a few lines of plain JavaScript: every word typed must occur in the section (its page title, heading or prose)
+_SEARCH_JS = """(function () {
+  const box = document.getElementById('irinnov-search'), hits = document.getElementById('irinnov-hits');
+  if (!box || !window.IRINNOV_INDEX) return;
+  const esc = s => s.replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
+  box.addEventListener('input', () => {
+    const words = box.value.toLowerCase().split(/\\s+/).filter(w => w.length > 1);
+    if (!words.length) { hits.hidden = true; hits.innerHTML = ''; return; }
+    const found = window.IRINNOV_INDEX.filter(e => {
+      const t = (e.title + ' ' + e.heading + ' ' + e.text).toLowerCase();
+      return words.every(w => t.includes(w)); }).slice(0, 15);
+    hits.innerHTML = found.length ? found.map(e => '<li><a href="' + e.page + '.html' + (e.anchor ? '#' + encodeURIComponent(e.anchor) : '')
+      + '">' + esc(e.title) + (e.heading && e.heading !== e.title ? ' › ' + esc(e.heading) : '') + '</a></li>').join('')
+      : '<li class="irinnov-none">no match</li>';
+    hits.hidden = false; });
+})();"""
 
 
 _STYLE = """<link rel="icon" href="data:,"><style>
@@ -72,6 +110,10 @@ _STYLE = """<link rel="icon" href="data:,"><style>
   border: 1px solid #eee; border-radius: 4px; background: #fafafa; }
 .irinnov-toc ul { margin: 0.2rem 0; padding-left: 1.2rem; }
 .irinnov-toc .toc-h3 { margin-left: 1.2rem; }
+.irinnov-search { position: relative; margin-left: auto; }
+.irinnov-search input { font-size: 0.9rem; padding: 0.15rem 0.4rem; width: 14rem; }
+#irinnov-hits { position: absolute; right: 0; z-index: 10; background: white; border: 1px solid #ccc; margin: 0;
+  padding: 0.3rem 0.5rem 0.3rem 1.8rem; width: 26rem; max-height: 24rem; overflow-y: auto; }
 </style>"""
 
 
@@ -148,7 +190,7 @@ def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[P
     exporter.exclude_input_prompt = exporter.exclude_output_prompt = True
     nbs = {Path(n).stem: nbformat.read(procdir / n, as_version=4) for _, names in sidebar() for n in names}
     titles = {stem: _front_matter(nb)["title"] or stem for stem, nb in nbs.items()}
-    pages = []
+    pages, index = [], []
     for stem, nb in nbs.items():
         fm = _front_matter(nb)
         _clean(nb)
@@ -162,10 +204,14 @@ def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[P
                   + (f'<p class="irinnov-description"><em>{html.escape(fm["description"])}</em></p>' if fm["description"] else "")
                   + "</header>")
         body = body.replace("</head>", _STYLE + "</head>", 1)
+        index += _sections(stem, titles[stem], body)
+        body = body.replace("</body>", '<script src="search-index.js"></script><script src="search.js"></script></body>', 1)
         body = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + _nav(stem, titles) + header + _toc(body), body, count=1)
         page = out / f"{stem}.html"
         page.write_text(body)
         pages.append(page)
+    (out / "search-index.js").write_text("window.IRINNOV_INDEX = " + json.dumps(index, ensure_ascii=False) + ";\n")
+    (out / "search.js").write_text(_SEARCH_JS)
     return pages
 
 

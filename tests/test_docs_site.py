@@ -149,3 +149,28 @@ def test_sidebar_groups_start_methods_tools():
     assert list(sections) == ["Start", "Methods", "Tools"]
     assert sections["Start"] == ["index.ipynb"]
     assert sections["Methods"] == [f"{n}.ipynb" for n in CITED]
+
+
+def test_search_box_finds_sections(site, served, browser):
+    "Typing words in the search box lists the sections whose title, heading or prose holds them; a hit lands there."
+    page = browser.new_page()
+    console = []
+    page.on("pageerror", lambda e: console.append(str(e)))
+    page.goto(f"{served}/index.html", wait_until="load")
+    page.fill("#irinnov-search", "average search length")
+    hits = page.locator("#irinnov-hits a")
+    assert hits.count() >= 1
+    hrefs = [hits.nth(i).get_attribute("href") for i in range(hits.count())]
+    assert any(h.startswith("13_asl") for h in hrefs), hrefs
+    first = next(h for h in hrefs if h.startswith("13_asl"))
+    page.locator(f'#irinnov-hits a[href="{first}"]').click()
+    page.wait_for_load_state("load")
+    assert page.url.split("/")[-1].split("#")[0] == first.split("#")[0]
+    if "#" in first:
+        anchor = first.split("#", 1)[1]
+        from urllib.parse import unquote
+        assert page.evaluate(f"!!document.getElementById({unquote(anchor)!r})")
+    page.fill("#irinnov-search", "zzzqqq")
+    assert page.locator("#irinnov-hits li").inner_text() == "no match"
+    page.close()
+    assert console == []
