@@ -366,6 +366,8 @@ def _oi_batch(rA: np.ndarray, rB: np.ndarray, nA: np.ndarray, nB: np.ndarray, w:
         total += (out > 0) @ w - (out < 0) @ w
     return total / 2
 
+def _oi_name(user: str) -> str: return "OI" + (f"(user={user})" if user != "uniform" else "")
+
 def _oi(c: Campaign, ai: np.ndarray, bi: np.ndarray, qis: np.ndarray, user: str, threshold: int) -> np.ndarray:
     check_choice(user, WEIGHTINGS, arg="user")
     out = np.zeros(len(qis))
@@ -393,7 +395,9 @@ def offline_interleaving(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         if str(x) not in names: raise KeyError(f"unknown system {x!r}")
     qis = np.flatnonzero(c.evaluated(threshold))
     ai, bi = np.full(len(qis), names.get_loc(str(a))), np.full(len(qis), names.get_loc(str(b)))
-    return pd.Series(_oi(c, ai, bi, qis, user, threshold), index=pd.Index(c.topics[qis].astype(str), name="query"), name="oi")
+    out = pd.Series(_oi(c, ai, bi, qis, user, threshold), index=pd.Index(c.topics[qis].astype(str), name="query"), name="oi")
+    out.attrs.update(measure=_oi_name(user), higher_is_better=True, a=str(a), b=str(b))
+    return out
 
 def offline_interleaving_points(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                                 qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
@@ -410,7 +414,9 @@ def offline_interleaving_points(runs: RunsLike, # a Campaign, or runs (with `qre
     qis = topics.get_indexer(points["query"].astype(str))
     if (ai < 0).any() or (bi < 0).any(): raise KeyError("points name an unknown system")
     if (qis < 0).any(): raise ValueError("points name a query that is not in the qrels")
-    return pd.Series(_oi(c, ai, bi, qis, user, threshold), index=points.index, name="oi")
+    out = pd.Series(_oi(c, ai, bi, qis, user, threshold), index=points.index, name="oi")
+    out.attrs.update(measure=_oi_name(user), higher_is_better=True)
+    return out
 
 # %% ../nbs/12_rpp.ipynb #2af83508
 def _corpus_sizes(c: Campaign, threshold: int) -> np.ndarray:
