@@ -81,8 +81,13 @@ def _base_name(base) -> str:
     return "e" if base == math.e else f"{base:g}"
 
 # %% ../nbs/11_novelty.ipynb #e434233f
-def utility_name(*, k: int | None = None, base: float = 2, log0: str = "zero", leave_one_out: bool = True,
-                 threshold: int = 1) -> str:
+def utility_name(*,
+                 k: int | None = None, # the measure's cut-off N (None: the longest list)
+                 base: float = 2, # base of the logarithm (shown when not 2)
+                 log0: str = "zero", # the log-0 policy (shown when not zero)
+                 leave_one_out: bool = True, # the background (shown as loo=0 when False)
+                 threshold: int = 1, # the relevance level (shown as rel= when not 1)
+                ) -> str:
     "The canonical name of a utility table: `U`, `U@10`, `U(base=e)`, `U@100(log0=penalty, loo=0, rel=2)`."
     opts = {**({"base": _base_name(base)} if base != 2 else {}), **({"log0": log0} if log0 != "zero" else {}),
             **({"loo": 0} if not leave_one_out else {}), **({"rel": threshold} if threshold != 1 else {})}

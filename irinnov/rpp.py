@@ -202,7 +202,8 @@ def preference_family(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     return {(m := rpp_name(w, graded=graded, subtopics=subtopics, threshold=threshold)): _prefs_frame(c, qis, P, m)
             for w, P in zip(weightings, Ps)}
 
-def preference_tensor(prefs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def preference_tensor(prefs: pd.DataFrame, # a preference table (`preferences`)
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "(systems, topics, P) with P[q, a, b] from a preference table."
     if not (isinstance(prefs.index, pd.MultiIndex) and prefs.index.nlevels == 2):
         raise ValueError("prefs must be a preference table indexed by (a, b)")
