@@ -10,24 +10,26 @@ import math
 import numpy as np
 import pandas as pd
 
-from .trec import Campaign, prepare
+from .conventions import QrelsLike, RunsLike, campaign_of, check_choice, check_cutoff, check_depth, check_threshold, judgment_keys
+from .trec import Campaign
 
 # %% auto #0
-__all__ = ['utility', 'document_utility', 'rank_difference']
+__all__ = ['utility_name', 'utility', 'document_utility', 'rank_difference']
 
 # %% ../nbs/11_novelty.ipynb #fcd12f86
 _POLICIES = ("zero", "penalty", "literal")
 
-def _check(c: Campaign, depth, base, log0) -> int:
-    "Validate the arguments; return N."
-    if c.n_systems < 2:
-        raise ValueError(f"runs: novelty utility needs at least 2 systems (leave-one-out), got {c.n_systems}")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
-        raise ValueError(f"depth must be an integer ≥ 1 or None, not {depth!r}")
+def _prepare(runs, qrels, what: str, k, depth, base, log0, threshold) -> tuple[Campaign, int]:
+    "Validate the arguments; return the (truncated) campaign and N."
+    k, depth, threshold = check_cutoff(k, optional=True), check_depth(depth), check_threshold(threshold)
     if isinstance(base, bool) or not isinstance(base, (int, float, np.integer, np.floating)) or not base > 0 or base == 1:
         raise ValueError(f"base must be a number > 0 and != 1, not {base!r}")
-    if log0 not in _POLICIES: raise ValueError(f"log0 must be one of {_POLICIES}, not {log0!r}")
-    return int(depth) if depth is not None else max(int(c.depth), 1)
+    check_choice(log0, _POLICIES, arg="log0")
+    c = campaign_of(runs, qrels, what=what)
+    if c.n_systems < 2:
+        raise ValueError(f"runs: novelty utility needs at least 2 systems (leave-one-out), got {c.n_systems}")
+    if depth is not None: c = c.truncate(depth)
+    return c, (k if k is not None else max(int(c.depth), 1))
 
 def _log(x, base):
     "Logarithm in base `base`, with the exact numpy routine for 2, e and 10."
@@ -41,10 +43,9 @@ def _reach(c: Campaign, N: int, threshold: int = 1):
     tq, dc, g = c.judged_grades()
     rel = g >= threshold
     tq, dc, g = tq[rel], dc[rel], g[rel]
-    J = max(len(c.judged_docs), 1)
-    key = tq.astype(np.int64) * J + dc                      # ascending: judged_grades sorts by topic, then doc
+    key = judgment_keys(c, tq, dc)                          # ascending: judged_grades sorts by topic, then doc
     s, q, r = np.nonzero(c.grades[:, :, :N] >= threshold)  # every relevant document in a top N
-    col = np.searchsorted(key, q.astype(np.int64) * J + c.docs[s, q, r])
+    col = np.searchsorted(key, judgment_keys(c, q, c.docs[s, q, r]))
     A = np.zeros((c.n_systems, len(key)), np.int64)
     A[s, col] = N - r                                       # r is 0-based: a = N - (r+1) + 1
     return A, tq, dc, g
@@ -80,24 +81,50 @@ def _base_name(base) -> str:
     return "e" if base == math.e else f"{base:g}"
 
 # %% ../nbs/11_novelty.ipynb #e434233f
-def utility(runs, qrels=None, depth: int | None = None, base: float = 2, threshold: int = 1, log0: str = "zero",
-            leave_one_out: bool = True) -> pd.DataFrame:
-    "Fujii & Ishikawa's novelty utility U(x, q) of every system on every topic, as a score table."
-    c = prepare(runs, qrels)
-    N = _check(c, depth, base, log0)
+def utility_name(*,
+                 k: int | None = None, # the measure's cut-off N (None: the longest list)
+                 base: float = 2, # base of the logarithm (shown when not 2)
+                 log0: str = "zero", # the log-0 policy (shown when not zero)
+                 leave_one_out: bool = True, # the background (shown as loo=0 when False)
+                 threshold: int = 1, # the relevance level (shown as rel= when not 1)
+                ) -> str:
+    "The canonical name of a utility table: `U`, `U@10`, `U(base=e)`, `U@100(log0=penalty, loo=0, rel=2)`."
+    opts = {**({"base": _base_name(base)} if base != 2 else {}), **({"log0": log0} if log0 != "zero" else {}),
+            **({"loo": 0} if not leave_one_out else {}), **({"rel": threshold} if threshold != 1 else {})}
+    return "U" + (f"@{k}" if k is not None else "") + ("(" + ", ".join(f"{a}={v}" for a, v in opts.items()) + ")" if opts else "")
+
+def utility(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+            qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+            *,
+            k: int | None = None, # the measure's cut-off: the paper's evaluation depth N (None: the longest list)
+            depth: int | None = None, # truncate every list to its top `depth` first (None: whole lists)
+            base: float = 2, # base of the logarithm (2: bits)
+            threshold: int = 1, # relevant means grade ≥ threshold
+            log0: str = "zero", # a relevant document the system missed: "zero", "penalty" or "literal" (N6)
+            leave_one_out: bool = True, # the background is the other systems (False: all systems)
+           ) -> pd.DataFrame:
+    "Fujii & Ishikawa's novelty utility U(x, q) of every system on every topic, as a score table named `U` or `U@k`."
+    c, N = _prepare(runs, qrels, "utility", k, depth, base, log0, threshold)
     A, tq, _, _ = _reach(c, N, threshold)
     U, _, _ = _terms(A, leave_one_out, log0, base)
-    name = f"U_novelty(N={N}, base={_base_name(base)}, log0={log0}" + ("" if leave_one_out else ", leave_one_out=False") + ")"
+    name = utility_name(k=k, base=base, log0=log0, leave_one_out=leave_one_out, threshold=threshold)
     out = c.score_table(_topic_sums(U, tq, len(c.topics)), name, threshold=threshold)
-    out.attrs.update(N=N, base=base, threshold=threshold, log0=log0, leave_one_out=leave_one_out)
+    out.attrs.update(N=N, k=k, depth=depth, base=base, threshold=threshold, log0=log0, leave_one_out=leave_one_out)
     return out
 
 # %% ../nbs/11_novelty.ipynb #0203e3c5
-def document_utility(runs, qrels=None, depth: int | None = None, base: float = 2, threshold: int = 1,
-                     log0: str = "zero", leave_one_out: bool = True) -> pd.DataFrame:
+def document_utility(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                     qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                     *,
+                     k: int | None = None, # the measure's cut-off: the paper's evaluation depth N (None: the longest list)
+                     depth: int | None = None, # truncate every list to its top `depth` first (None: whole lists)
+                     base: float = 2, # base of the logarithm (2: bits)
+                     threshold: int = 1, # relevant means grade ≥ threshold
+                     log0: str = "zero", # a relevant document the system missed: "zero", "penalty" or "literal" (N6)
+                     leave_one_out: bool = True, # the background is the other systems (False: all systems)
+                    ) -> pd.DataFrame:
     "U_d(x) for every system × evaluated topic × relevant document, with the probabilities behind it."
-    c = prepare(runs, qrels)
-    N = _check(c, depth, base, log0)
+    c, N = _prepare(runs, qrels, "document_utility", k, depth, base, log0, threshold)
     A, tq, dc, g = _reach(c, N, threshold)
     U, T, m = _terms(A, leave_one_out, log0, base)
     S, K = A.shape
@@ -109,15 +136,18 @@ def document_utility(runs, qrels=None, depth: int | None = None, base: float = 2
         "doc": np.tile(c.judged_docs[dc].astype(str), S), "grade": np.tile(g.astype(np.int64), S), "rank": rank,
         "p_sys": (A / N).ravel(), "p_others": (T / (N * m)).ravel(),
         "n_others": (hit.sum(0)[None, :] - hit).ravel().astype(np.int64), "utility": U.ravel()})
-    out.attrs.update(N=N, base=base, threshold=threshold, log0=log0, leave_one_out=leave_one_out)
+    out.attrs.update(N=N, k=k, depth=depth, base=base, threshold=threshold, log0=log0, leave_one_out=leave_one_out)
     return out
 
 # %% ../nbs/11_novelty.ipynb #e30dd216
 def _ranks(x, higher_is_better: bool) -> pd.DataFrame | pd.Series:
     return x.rank(method="min", ascending=not higher_is_better).astype("Int64")
 
-def rank_difference(reference: pd.DataFrame | pd.Series, other: pd.DataFrame | pd.Series,
-                    per_topic: bool = False) -> pd.DataFrame:
+def rank_difference(reference: pd.DataFrame | pd.Series, # a score table or per-system scores: the reference ordering
+                    other: pd.DataFrame | pd.Series, # the ordering compared with it
+                    *,
+                    per_topic: bool = False, # rank within each topic (the paper's Table 3) instead of the means (Table 2)
+                   ) -> pd.DataFrame:
     "Rank of each system under `reference` minus its rank under `other` (positive: `other` ranks it higher)."
     def hib(t): return bool(getattr(t, "attrs", {}).get("higher_is_better", True))
     if per_topic:

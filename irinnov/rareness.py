@@ -5,41 +5,36 @@
 # %% ../nbs/10_rareness.ipynb #041008ee
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .trec import Campaign, prepare
+from .conventions import (QrelsLike, RunsLike, campaign_of, check_choice, check_cutoff, check_depth,
+                                 check_threshold, judgment_keys, kendall_tau_b)
+from .trec import Campaign
 
 # %% auto #0
-__all__ = ['PAPER', 'rarity', 'precision_rareness', 'ap_rareness', 'synthetic_ranks', 'sampled_means', 'rareness_system_sampling',
-           'reproduce_paper']
+__all__ = ['rarity', 'rareness_name', 'RarenessSweep', 'precision_rareness', 'ap_rareness', 'synthetic_ranks', 'sampled_means',
+           'RarenessSampling', 'rareness_system_sampling']
 
 # %% ../nbs/10_rareness.ipynb #64f5f472
-def _is_int(x) -> bool: return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-
-def _check_depth(depth):
-    if depth is not None and (not _is_int(depth) or depth < 1):
-        raise ValueError(f"depth must be an integer ≥ 1 or None, not {depth!r}")
-
-def _campaign(runs, qrels) -> Campaign:
-    c = prepare(runs, qrels)
+def _campaign(runs, qrels, what: str) -> Campaign:
+    c = campaign_of(runs, qrels, what=what)
     if c.n_systems < 1: raise ValueError("runs: no systems")
     return c
 
 def _pairs(c: Campaign, threshold: int = 1):
-    "Relevant (topic, doc) pairs of the qrels: (keys, topic_idx, doc_code, grade), keys = topic·J + code, ascending."
+    "Relevant (topic, doc) pairs of the qrels: (keys, topic_idx, doc_code, grade), keys = `judgment_keys`, ascending."
     tq, dc, g = c.judged_grades()
     m = g >= threshold
     tq, dc, g = tq[m], dc[m], g[m]
-    return tq.astype(np.int64) * max(len(c.judged_docs), 1) + dc, tq, dc, g
+    return judgment_keys(c, tq, dc), tq, dc, g
 
 def _columns(c: Campaign, keys: np.ndarray, s, q, r) -> np.ndarray:
     "Column (index into `keys`) of the relevant documents at cells (s, q, r)."
-    return np.searchsorted(keys, q.astype(np.int64) * max(len(c.judged_docs), 1) + c.docs[s, q, r])
+    return np.searchsorted(keys, judgment_keys(c, q, c.docs[s, q, r]))
 
 def _incidence(c: Campaign, keys: np.ndarray, depth=None, threshold: int = 1, team_of=None):
     "(system, column) of every relevant pair in a system's top `depth`, each system once per document, sorted; (team, column) with `team_of`."
@@ -68,18 +63,18 @@ def _rarity(Sd, S: int, normalized: bool):
     return np.minimum((S - Sd) / (S - 1), 1.0)
 
 # %% ../nbs/10_rareness.ipynb #017fec94
-def rarity(runs, # a Campaign, or a runs frame (with `qrels`)
-           qrels=None, # the qrels frame when `runs` is a frame
+def rarity(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+           qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+           *,
            depth: int | None = None, # count a run as retrieving d within its top `depth`; None: anywhere in the run
            normalized: bool = False, # R'(d) = (S − S_d)/(S − 1) instead of R(d) = 1 − S_d/S
            threshold: int = 1, # relevant means grade ≥ threshold
            with_systems: bool = False, # add the tuple of systems that retrieved each document
-           *,
            teams: Mapping[str, str] | None = None, # system -> team: S_d and S count teams, a document once per team
           ) -> pd.DataFrame:
     "S_d and the rarity R(d) (or R'(d)) of every relevant (query, doc) of the qrels (R1–R3)."
-    _check_depth(depth)
-    c = _campaign(runs, qrels)
+    depth, threshold = check_depth(depth), check_threshold(threshold)
+    c = _campaign(runs, qrels, "rarity")
     team_of, S = _team_codes(c, teams)
     keys, tq, dc, g = _pairs(c, threshold)
     s, col = _incidence(c, keys, depth, threshold)
@@ -100,8 +95,11 @@ def _check_args(k, alpha, depth, normalized, allow_k_none: bool) -> list:
     if k is None:
         if not allow_k_none: raise ValueError("k must be an integer ≥ 1 (None is only for ap_rareness)")
         if depth is not None: raise ValueError(f"depth must be None when k is None, not {depth!r}")
-    elif not _is_int(k) or k < 1: raise ValueError(f"k must be an integer ≥ 1, not {k!r}")
-    if depth is not None and (not _is_int(depth) or depth < k):
+    else:
+        try: check_cutoff(k)
+        except (TypeError, ValueError): raise ValueError(f"k must be an integer ≥ 1, not {k!r}") from None
+    check_depth(depth)
+    if depth is not None and k is not None and depth < k:
         raise ValueError(f"depth must be None or an integer ≥ k = {k}, not {depth!r}")
     alphas = list(alpha) if _is_seq(alpha) else [alpha]
     if not alphas: raise ValueError("alpha: empty sequence")
@@ -133,61 +131,101 @@ def _components(c: Campaign, k, depth, normalized: bool, threshold: int = 1, tea
                 AP=(relf * np.cumsum(relf, -1) / ranks).sum(-1) / nr,
                 rhoAP=(relf * np.cumsum(R, -1) / ranks).sum(-1) / nr)
 
+def rareness_name(which: str,                 # "P" or "AP"
+                  *, k: int | None,           # the cut-off (None: whole rankings, AP only)
+                  alpha: float,               # the weight of the rarity bonus
+                  normalized: bool = False,   # the primed, normalised form (R8)
+                  threshold: int = 1,         # the relevance level (shown as rel= when not 1)
+                 ) -> str:
+    "The canonical name of a rareness table, e.g. `P@100_rareness(alpha=0.5)`, `AP'_rareness(alpha=1, rel=2)`."
+    opts = f"alpha={float(alpha):g}" + (f", rel={threshold}" if threshold != 1 else "")
+    return which + ("'" if normalized else "") + ("" if k is None else f"@{k}") + f"_rareness({opts})"
+
+@dataclass(frozen=True)
+class RarenessSweep:
+    "Score tables of one rareness measure for several α, in the order asked: `sweep[alpha]` is one table."
+    alphas: tuple        # the α values, as floats
+    tables: tuple        # one score table per α (systems × topics)
+
+    def __getitem__(self, alpha) -> pd.DataFrame:
+        try: return self.tables[self.alphas.index(float(alpha))]
+        except ValueError: raise KeyError(f"alpha={alpha!r} is not in this sweep {list(self.alphas)}") from None
+    def __iter__(self): return iter(self.alphas)
+    def __len__(self) -> int: return len(self.alphas)
+    def keys(self): return list(self.alphas)
+    def items(self): return list(zip(self.alphas, self.tables))
+    def __repr__(self) -> str:
+        names = [t.attrs.get("measure", "?") for t in self.tables]
+        return f"RarenessSweep({len(self.alphas)} tables: {', '.join(names)})"
+
 def _tables(runs, qrels, which: str, k, alpha, depth, normalized, threshold, all_qrels_topics, teams=None):
-    "Score table(s) of P@k_R / AP_R for one alpha or {alpha: table} for a sequence."
+    "Score table of P@k_R / AP_R for one alpha, or a RarenessSweep for a sequence."
+    what = "precision_rareness" if which == "P" else "ap_rareness"
+    threshold = check_threshold(threshold)
     alphas = _check_args(k, alpha, depth, normalized, allow_k_none=(which == "AP"))
-    c = _campaign(runs, qrels)
+    c = _campaign(runs, qrels, what)
     comp = _components(c, k, depth, normalized, threshold, teams)
     base, rho = comp[which], comp["rho" + which]
-    name = which + ("'" if normalized else "") + ("" if k is None else f"@{k}") + "_rareness"
     out = {}
     for a in map(float, alphas):
         vals = ((1 - a) * base + a * rho) if normalized else (base + a * rho)
-        out[a] = c.score_table(vals, f"{name}(alpha={a:g}" + (", teams)" if teams is not None else ")"), threshold=threshold, all_topics=all_qrels_topics,
-                               alpha=a, k=k, depth=depth, normalized=normalized)
-    return out if _is_seq(alpha) else out[float(alpha)]
+        out[a] = c.score_table(vals, rareness_name(which, k=k, alpha=a, normalized=normalized, threshold=threshold),
+                               threshold=threshold, all_topics=all_qrels_topics, alpha=a, k=k, depth=depth,
+                               normalized=normalized, teams=teams is not None)
+    return RarenessSweep(tuple(out), tuple(out.values())) if _is_seq(alpha) else out[float(alpha)]
 
 # %% ../nbs/10_rareness.ipynb #3c194a04
-def precision_rareness(runs, # a Campaign, or a runs frame (with `qrels`)
-                       qrels=None, # the qrels frame when `runs` is a frame
-                       k: int = 100, # cut-off of P@k
-                       alpha=0.5, # weight α of the rarity bonus; a sequence gives {alpha: table}
+def precision_rareness(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                       qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                       *,
+                       k: int = 100, # the measure's cut-off: P@k
+                       alpha=0.5, # weight α of the rarity bonus; a sequence gives a RarenessSweep
                        depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
                        normalized: bool = False, # P'@k_R = (1 − α)P@k + αρ'_P with R' (α ≤ 1)
                        threshold: int = 1, # relevant means grade ≥ threshold
                        all_qrels_topics: bool = False, # add a zero column for qrels topics without relevant documents
-                       *,
                        teams: Mapping[str, str] | None = None, # system -> team: rarity counts teams, not runs
                       ):
-    "Score table of P@k_R (R4), or P'@k_R (R8) if `normalized`; a sequence of alphas gives {alpha: table}."
+    "Score table of P@k_R (R4), or P'@k_R (R8) if `normalized`; a sequence of alphas gives a `RarenessSweep`."
     return _tables(runs, qrels, "P", k, alpha, depth, normalized, threshold, all_qrels_topics, teams)
 
-def ap_rareness(runs, # a Campaign, or a runs frame (with `qrels`)
-                qrels=None, # the qrels frame when `runs` is a frame
-                k: int | None = 100, # cut-off of AP@k; None: whole rankings
-                alpha=0.5, # weight α of the rarity bonus; a sequence gives {alpha: table}
+def ap_rareness(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                *,
+                k: int | None = 100, # the measure's cut-off: AP@k; None: whole rankings
+                alpha=0.5, # weight α of the rarity bonus; a sequence gives a RarenessSweep
                 depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
                 normalized: bool = False, # AP'@k_R with R' (α ≤ 1)
                 threshold: int = 1, # relevant means grade ≥ threshold
                 all_qrels_topics: bool = False, # add a zero column for qrels topics without relevant documents
-                *,
                 teams: Mapping[str, str] | None = None, # system -> team: rarity counts teams, not runs
                ):
-    "Score table of AP@k_R (R5), or AP'@k_R if `normalized`; `k=None` uses whole rankings; a sequence of alphas gives {alpha: table}."
+    "Score table of AP@k_R (R5), or AP'@k_R if `normalized`; `k=None` uses whole rankings; a sequence of alphas gives a `RarenessSweep`."
     return _tables(runs, qrels, "AP", k, alpha, depth, normalized, threshold, all_qrels_topics, teams)
 
 # %% ../nbs/10_rareness.ipynb #42156e72
 _KINDS = ("rare", "common")
 
-def synthetic_ranks(runs, qrels=None, query=None, kinds=_KINDS, alphas=(0, 0.5, 1), k: int = 100,
-                    d_max: int | None = None, depth: int | None = None, threshold: int = 1) -> pd.DataFrame:
+def synthetic_ranks(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                    qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                    *,
+                    query: str | None = None, # the topic the synthetic system is inserted into (required)
+                    kinds=_KINDS, # "rare", "common" or both
+                    alphas=(0, 0.5, 1), # the α values of P@k_R
+                    k: int = 100, # the measure's cut-off: P@k
+                    d_max: int | None = None, # the largest D tried; None: k
+                    depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
+                    threshold: int = 1, # relevant means grade ≥ threshold
+                   ) -> pd.DataFrame:
     "Score and mid-rank (P@k_R) of a synthetic S_rare / S_common system inserted alone into the campaign on one topic (E6)."
+    threshold = check_threshold(threshold)
     _check_args(k, list(alphas), depth, False, allow_k_none=False)
-    if d_max is not None and (not _is_int(d_max) or d_max < 1):
-        raise ValueError(f"d_max must be an integer ≥ 1 or None, not {d_max!r}")
+    if d_max is not None:
+        try: check_cutoff(d_max, arg="d_max")
+        except (TypeError, ValueError): raise ValueError(f"d_max must be an integer ≥ 1 or None, not {d_max!r}") from None
     kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
     if not kinds or any(x not in _KINDS for x in kinds): raise ValueError(f"kinds must be drawn from {_KINDS}, not {kinds!r}")
-    c = _campaign(runs, qrels)
+    c = _campaign(runs, qrels, "synthetic_ranks")
     qs = c.topics.astype(str)
     if query is None or str(query) not in qs: raise ValueError(f"query {query!r} is not a qrels topic")
     t = int(np.flatnonzero(qs == str(query))[0])
@@ -250,22 +288,25 @@ def _bilinear(c: Campaign, which: str, k: int, depth, threshold: int, all_qrels_
     np.add.at(W, (sI, _columns(c, keys, sI, qI, rI)), wcell[sI, qI, rI] / nT)
     return base.sum(1) / nT, W.sum(1), W @ A.T
 
-def _tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    "Kendall τ-b between the rows of x and y (T × N) at once; NaN where either row is constant."
-    i, j = np.triu_indices(x.shape[1], 1)
-    dx, dy = np.sign(x[:, i] - x[:, j]), np.sign(y[:, i] - y[:, j])
-    nx, ny = (dx != 0).sum(1).astype(np.float64), (dy != 0).sum(1).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where((nx > 0) & (ny > 0), (dx * dy).sum(1) / np.sqrt(nx * ny), np.nan)
-
 # %% ../nbs/10_rareness.ipynb #5a7eb0da
-def sampled_means(runs, qrels=None, subsets=None, measure: str = "P", k: int = 100, alpha: float = 1.0,
-                  depth: int | None = None, normalized: bool = False, threshold: int = 1,
-                  all_qrels_topics: bool = False) -> np.ndarray:
+def sampled_means(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                  qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                  *,
+                  subsets=None, # T × N system indices, one sub-campaign per row (required)
+                  measure: str = "P", # "P" (P@k_R) or "AP" (AP@k_R)
+                  k: int = 100, # the measure's cut-off
+                  alpha: float = 1.0, # weight α of the rarity bonus
+                  depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
+                  normalized: bool = False, # the normalised form (R8)
+                  threshold: int = 1, # relevant means grade ≥ threshold
+                  all_qrels_topics: bool = False, # means over every qrels topic
+                 ) -> np.ndarray:
     "Mean P@k_R / AP_R of each system of each sub-campaign (T × N system indices), rarity recomputed within it."
-    if measure not in ("P", "AP"): raise ValueError(f"measure must be 'P' or 'AP', not {measure!r}")
+    check_choice(measure, ("P", "AP"), arg="measure")
+    threshold = check_threshold(threshold)
     _check_args(k, alpha, depth, normalized, allow_k_none=False)
-    c = _campaign(runs, qrels)
+    c = _campaign(runs, qrels, "sampled_means")
+    if subsets is None: raise TypeError("sampled_means: subsets is missing")
     idx = np.atleast_2d(np.asarray(subsets, dtype=np.int64))
     if idx.size == 0 or idx.min() < 0 or idx.max() >= c.n_systems: raise ValueError("subsets: system indices out of range")
     return _subset_means(_bilinear(c, measure, k, depth, threshold, all_qrels_topics), idx, alpha, normalized)
@@ -279,88 +320,54 @@ def _subset_means(parts, idx: np.ndarray, alpha: float, normalized: bool) -> np.
     if N == 1: return base[idx]
     return (1 - alpha) * base[idx] + alpha * (N * sw[idx] - inner) / (N - 1)
 
-def rareness_system_sampling(runs, qrels=None, measure: str = "P", k: int = 100, alpha: float = 1.0,
-                             depth: int | None = None, normalized: bool = False, threshold: int = 1,
-                             all_qrels_topics: bool = False, sizes: Sequence[int] = (2, 4, 8, 16, 32, 64),
-                             trials: int = 1000, seed: int = 0, decimals: int | None = 12, detail: bool = False):
-    "Algorithm 1 for P@k_R / AP_R via the bilinear shortcut: the same draws as `meta.system_sampling`; means rounded to `decimals` before τ."
-    c = _campaign(runs, qrels)
+@dataclass(frozen=True)
+class RarenessSampling:
+    "Algorithm 1's result: the mean τ per sub-campaign size and every trial's τ."
+    summary: pd.DataFrame   # one row per N: N, mean_tau, trials, excluded (trials with a constant ranking)
+    taus: pd.DataFrame      # one row per trial: N, trial, tau (NaN where excluded)
+
+    def __repr__(self) -> str:
+        return (f"RarenessSampling(sizes={self.summary.N.tolist()}, trials={int(self.summary.trials.iloc[0])}, "
+                f"mean_tau={[round(x, 4) for x in self.summary.mean_tau]})")
+
+def rareness_system_sampling(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                             qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                             *,
+                             measure: str = "P", # "P" (P@k_R) or "AP" (AP@k_R)
+                             k: int = 100, # the measure's cut-off
+                             alpha: float = 1.0, # weight α of the rarity bonus
+                             depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
+                             normalized: bool = False, # the normalised form (R8)
+                             threshold: int = 1, # relevant means grade ≥ threshold
+                             all_qrels_topics: bool = False, # means over every qrels topic
+                             sizes: Sequence[int] = (2, 4, 8, 16, 32, 64), # the sub-campaign sizes N
+                             trials: int = 1000, # draws per size
+                             seed: int = 0, # seed of the draws
+                             digits: int | None = 12, # means rounded to this many significant digits before τ (None: exact)
+                             detail: bool = False, # return a RarenessSampling with every trial's τ
+                            ):
+    "Algorithm 1 for P@k_R / AP_R via the bilinear shortcut: the same draws as `meta.system_sampling`, τ-b on means rounded to `digits` significant digits."
+    check_choice(measure, ("P", "AP"), arg="measure")
+    c = _campaign(runs, qrels, "rareness_system_sampling")
     S = c.n_systems
     for N in sizes:
-        if not _is_int(N) or not 2 <= N <= S: raise ValueError(f"sizes: {N} is not in 2..{S}")
-    if not _is_int(trials) or trials < 1: raise ValueError(f"trials must be an integer ≥ 1, not {trials!r}")
+        if isinstance(N, bool) or not isinstance(N, (int, np.integer)) or not 2 <= N <= S:
+            raise ValueError(f"sizes: {N} is not in 2..{S}")
+    try: check_cutoff(trials, arg="trials")
+    except (TypeError, ValueError): raise ValueError(f"trials must be an integer ≥ 1, not {trials!r}") from None
     fn = precision_rareness if measure == "P" else ap_rareness
-    if measure not in ("P", "AP"): raise ValueError(f"measure must be 'P' or 'AP', not {measure!r}")
     full = fn(c, k=k, alpha=alpha, depth=depth, normalized=normalized, threshold=threshold,
               all_qrels_topics=all_qrels_topics).mean(axis=1).to_numpy()
     parts = _bilinear(c, measure, k, depth, threshold, all_qrels_topics)
-    snap = (lambda x: x) if decimals is None else (lambda x: np.round(x, decimals))
-    full = snap(full)
     rng = np.random.default_rng(seed)
     rows, taus = [], []
     for N in sizes:
         idx = np.stack([np.sort(rng.choice(S, size=N, replace=False)) for _ in range(trials)])
         sub = _subset_means(parts, idx, alpha, normalized)
-        t = _tau_b(full[idx], snap(sub))
+        t = np.atleast_1d(kendall_tau_b(full[idx], sub, digits=digits))
         ok = ~np.isnan(t)
         rows.append({"N": N, "mean_tau": float(t[ok].mean()) if ok.any() else float("nan"),
                      "trials": trials, "excluded": int((~ok).sum())})
         taus.append(pd.DataFrame({"N": N, "trial": np.arange(trials), "tau": t}))
     out = pd.DataFrame(rows)
-    return (out, pd.concat(taus, ignore_index=True)) if detail else out
-
-# %% ../nbs/10_rareness.ipynb #e0d8279b
-PAPER = {  # the paper's Tables 1–4 (TREC-5 and TREC-8 columns)
-    "table1": {"trec5": {("P@100", 0.0): (598, 406), ("P@100_R", 0.5): (680, 457), ("P@100_R", 1.0): (728, 476),
-                         ("AP@100", 0.0): (541, 334), ("AP@100_R", 0.5): (632, 404), ("AP@100_R", 1.0): (701, 467)},
-               "trec8": {("P@100", 0.0): (3666, 2973), ("P@100_R", 0.5): (3778, 3050), ("P@100_R", 1.0): (3825, 3079),
-                         ("AP@100", 0.0): (3731, 2976), ("AP@100_R", 0.5): (3915, 3209), ("AP@100_R", 1.0): (4048, 3363)}},
-    "table2": {"trec5": {("P@100", 0.0): .532, ("P@100_R", 0.5): .642, ("P@100_R", 1.0): .709,
-                         ("AP@100", 0.0): .513, ("AP@100_R", 0.5): .578, ("AP@100_R", 1.0): .633},
-               "trec8": {("P@100", 0.0): .545, ("P@100_R", 0.5): .628, ("P@100_R", 1.0): .684,
-                         ("AP@100", 0.0): .580, ("AP@100_R", 0.5): .623, ("AP@100_R", 1.0): .656}},
-    "table3": {"P": [.970, .976, .983, .987, .992, .995], "AP": [.970, .984, .985, .989, .993, .996]},
-    "table4": {"FBIS3-38782": .81, "LA020889-0003": .62, "LA102589-0109": .41, "LA092189-0061": .22, "FBIS4-44815": .08},
-}
-
-# %% ../nbs/10_rareness.ipynb #155f33cf
-_TESTS = ("pairwise-t-unpaired", "tukey", "randomized-tukey")
-
-def reproduce_paper(name: str, path=None, trials: int = 1000, B: int = 1000, seed: int = 0) -> dict:
-    "Fig. 2 and Tables 1–4 on TREC-8 / TREC-5 with the authors' settings, beside the paper's numbers (needs the NIST runs)."
-    if name not in PAPER["table1"]: raise ValueError(f"name must be one of {sorted(PAPER['table1'])}, not {name!r}")
-    from irinnov import meta
-    from irinnov.datasets import load
-    c = load(name, path=path).campaign()   # FileNotFoundError, with NIST's terms, without a copy
-    kw = dict(k=100, depth=100, all_qrels_topics=True)
-    grid = [0.0, .25, .5, .75, 1.0]
-    P, AP = precision_rareness(c, alpha=grid, **kw), ap_rareness(c, alpha=grid, **kw)
-    out = {"figure2": pd.DataFrame({"tau(P@100, P@100_R)": [meta.kendall_tau(P[0.0], P[a]) for a in grid],
-                                    "tau(AP@100, AP@100_R)": [meta.kendall_tau(AP[0.0], AP[a]) for a in grid]},
-                                   index=pd.Index(grid, name="alpha")).round(4)}
-    tabs = {("P@100", 0.0): P[0.0], ("P@100_R", 0.5): P[.5], ("P@100_R", 1.0): P[1.0],
-            ("AP@100", 0.0): AP[0.0], ("AP@100_R", 0.5): AP[.5], ("AP@100_R", 1.0): AP[1.0]}
-    t1, t2 = {}, {}
-    for key, t in tabs.items():
-        row = {"paper 95%": PAPER["table1"][name][key][0], "paper 99%": PAPER["table1"][name][key][1]}
-        for test in _TESTS:
-            res = meta.discriminative_power(t, test=test, alpha=.05, B=B, seed=seed)
-            row[f"{test} 95%"], row[f"{test} 99%"] = res.count_at(.05), res.count_at(.01)
-        t1[key] = row
-        t2[key] = {"paper": PAPER["table2"][name][key], "f = 0.05": meta.stability(t, trials=trials, seed=seed, fuzziness=.05),
-                   "f = 0": meta.stability(t, trials=trials, seed=seed)}
-    idx = pd.MultiIndex.from_tuples(list(tabs), names=["metric", "alpha"])
-    out["table1"] = pd.DataFrame(list(t1.values()), index=idx)
-    out["table2"] = pd.DataFrame(list(t2.values()), index=idx).round(4)
-    if name == "trec8":
-        t3 = {m: rareness_system_sampling(c, measure=m, alpha=1.0, trials=trials, seed=seed, **kw).set_index("N")
-              for m in ("P", "AP")}
-        out["table3"] = pd.DataFrame({"P@100_R": t3["P"].mean_tau, "paper P@100_R": PAPER["table3"]["P"],
-                                      "AP@100_R": t3["AP"].mean_tau, "paper AP@100_R": PAPER["table3"]["AP"],
-                                      "excluded P": t3["P"].excluded, "excluded AP": t3["AP"].excluded}).round(4)
-        docs = list(PAPER["table4"])
-        r100, rall = (r[r["query"] == "431"].set_index("doc") for r in (rarity(c, depth=100), rarity(c)))
-        out["table4"] = pd.DataFrame({"S_d (top 100)": r100.S_d, "R (top 100)": r100.rarity, "S_d (whole runs)": rall.S_d,
-                                      "R (whole runs)": rall.rarity}).reindex(docs).round(4).assign(
-                                          **{"paper R": [PAPER["table4"][d] for d in docs]}).rename_axis("doc")
-    return out
+    return RarenessSampling(out, pd.concat(taus, ignore_index=True)) if detail else out

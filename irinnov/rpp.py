@@ -8,29 +8,41 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .trec import Campaign, prepare, PAD, NO_GRADE
+from typing import NamedTuple
+
+from .conventions import QrelsLike, RunsLike, campaign_of, check_choice, check_depth, check_threshold
+from .trec import Campaign
 
 WEIGHTINGS = ("uniform", "dcg", "inverse")
 
-def recall_weights(m: int, weighting: str = "uniform") -> np.ndarray:
+def recall_weights(m: int, # the number of recall levels (relevant items)
+                   *,
+                   weighting: str = "uniform", # uniform (RPP), dcg (dcgRPP) or inverse (invRPP)
+                  ) -> np.ndarray:
     "The normalised recall-level weights w_m(i), i = 1..m (paper §5.3: p(i), p(λ), p(t))."
-    if weighting not in WEIGHTINGS: raise ValueError(f"weighting must be one of {'|'.join(WEIGHTINGS)}, not {weighting!r}")
+    check_choice(weighting, WEIGHTINGS, arg="weighting")
     if m < 1: raise ValueError(f"m must be ≥ 1, not {m}")
     i = np.arange(1, m + 1, dtype=np.float64)
     w = {"uniform": np.ones(m), "dcg": 1 / np.log2(i + 1), "inverse": 1 / i}[weighting]
     return w / w.sum()
 
 # %% auto #0
-__all__ = ['WEIGHTINGS', 'recall_weights', 'relevant_positions', 'preferences', 'preference_family', 'preference_tensor', 'rpp',
-           'win_rate', 'mc4', 'aggregate', 'offline_interleaving', 'offline_interleaving_points', 'asl', 'disaggregate',
-           'plot_disaggregated']
+__all__ = ['WEIGHTINGS', 'recall_weights', 'Population', 'relevant_positions', 'rpp_name', 'preferences', 'preference_family',
+           'preference_tensor', 'rpp', 'win_rate', 'order_systems', 'mc4', 'aggregate', 'offline_interleaving',
+           'offline_interleaving_points', 'corpus_asl', 'disaggregate', 'plot_disaggregated']
 
 # %% ../nbs/12_rpp.ipynb #a9f376cb
-def _campaign(runs, qrels, threshold: int, depth) -> Campaign:
-    if not isinstance(threshold, (int, np.integer)) or isinstance(threshold, bool):
-        raise ValueError(f"threshold must be an integer, not {threshold!r}")
-    c = prepare(runs, qrels)
+def _campaign(runs, qrels, threshold: int, depth, what: str) -> Campaign:
+    check_threshold(threshold); depth = check_depth(depth)
+    c = campaign_of(runs, qrels, what=what)
     return c.truncate(depth) if depth is not None else c
+
+class Population(NamedTuple):
+    "One population of a topic (paper Eqs. 5–6): its label, weight p_u, size m_u and the systems × levels positions."
+    label: object              # the grade level (graded), the threshold (binary), a subtopic, or "*" (background)
+    p: float                   # the population's weight p_u = m_u / Σ m
+    m: int                     # its number of relevant items m_u
+    positions: pd.DataFrame    # F_u: systems × levels 1..m_u, the position of each level's item (inf: missing)
 
 def _ranks(c: Campaign) -> np.ndarray:
     "Global sentinel-filled rank matrix helper: (S, Q, D) 1-based ranks."
@@ -94,29 +106,42 @@ def _iter_populations(c: Campaign, graded: bool, subtopics: bool, background: bo
         total = sum(p[1] for p in pops)
         yield qi, [(lab, m / total, m, _positions(mask, m, sentinel)) for lab, m, mask in pops]
 
-def relevant_positions(runs, qrels=None, graded: bool = True, subtopics: bool = False, background: bool = True,
-                       threshold: int = 1, depth: int | None = None) -> dict:
-    "Per topic, the populations as (label, p_u, m_u, F_u) with F_u systems × levels positions (inf = missing)."
-    c = _campaign(runs, qrels, threshold, depth)
+def relevant_positions(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                       qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                       *,
+                       graded: bool = True, # one population per grade level (False: one, grade ≥ threshold)
+                       subtopics: bool = False, # one population per subtopic (qrels with a `subtopic` column)
+                       background: bool = True, # with subtopics: add the background population "*"
+                       threshold: int = 1, # relevant means grade ≥ threshold
+                       depth: int | None = None, # truncate every list to its top `depth` first
+                      ) -> dict:
+    "Per topic, the list of its `Population`s (label, p_u, m_u, F_u), F_u systems × levels positions (inf = missing)."
+    c = _campaign(runs, qrels, threshold, depth, "relevant_positions")
     out = {}
     for qi, pops in _iter_populations(c, graded, subtopics, background, threshold):
         rows = []
         for lab, p, m, F in pops:
             Ff = np.where(F > c.depth, np.inf, F.astype(np.float64))
-            rows.append((lab, p, m, pd.DataFrame(Ff, index=pd.Index(c.systems.astype(str), name="system"),
-                                                 columns=pd.RangeIndex(1, m + 1, name="i"))))
+            rows.append(Population(lab, p, m, pd.DataFrame(Ff, index=pd.Index(c.systems.astype(str), name="system"),
+                                                           columns=pd.RangeIndex(1, m + 1, name="i"))))
         out[str(c.topics[qi])] = rows
     return out
 
 # %% ../nbs/12_rpp.ipynb #6791f107
-def _measure_name(weighting: str, subtopics: bool, graded: bool) -> str:
-    name = {"uniform": "RPP", "dcg": "dcgRPP", "inverse": "invRPP"}[weighting]
-    return ("st-" + name) if subtopics else (name if graded else name + "(binary)")
+def rpp_name(weighting: str = "uniform", # uniform, dcg or inverse
+             *,
+             graded: bool = True, # graded populations (False: shown as graded=0)
+             subtopics: bool = False, # subtopic populations (the st- prefix)
+             threshold: int = 1, # the relevance level (shown as rel= when not 1)
+            ) -> str:
+    "The canonical name of an RPP-family table: `RPP`, `dcgRPP`, `invRPP(graded=0)`, `st-RPP`, `RPP(rel=2)`."
+    name = {"uniform": "RPP", "dcg": "dcgRPP", "inverse": "invRPP"}[check_choice(weighting, WEIGHTINGS, arg="weighting")]
+    opts = ([] if graded or subtopics else ["graded=0"]) + ([f"rel={threshold}"] if threshold != 1 else [])
+    return ("st-" if subtopics else "") + name + (f"({', '.join(opts)})" if opts else "")
 
 def _tensors(c: Campaign, weightings, graded: bool, subtopics: bool, background: bool, threshold: int):
     "(topic indices, [P (Q', S, S) per weighting]) with P[q, a, b] = RPP_q(a, b), exactly antisymmetric (paper Eqs. 4–6, every pair)."
-    for w in weightings:
-        if w not in WEIGHTINGS: raise ValueError(f"weighting must be one of {'|'.join(WEIGHTINGS)}, not {w!r}")
+    for w in weightings: check_choice(w, WEIGHTINGS, arg="weighting")
     S = len(c.systems)
     qis, Ps = [], [[] for _ in weightings]
     for qi, pops in _iter_populations(c, graded, subtopics, background, threshold):
@@ -127,7 +152,7 @@ def _tensors(c: Campaign, weightings, graded: bool, subtopics: bool, background:
             if not live.any(): continue
             Fl = F[:, live]
             ahead = Fl[:, None, :] < Fl[None, :, :]
-            W = np.stack([recall_weights(m, w)[live] for w in weightings], axis=1)   # (levels, weightings)
+            W = np.stack([recall_weights(m, weighting=w)[live] for w in weightings], axis=1)   # (levels, weightings)
             G += p * np.einsum("abi,iw->wab", ahead, W)
         qis.append(qi)
         for k in range(len(weightings)): Ps[k].append(np.clip(G[k] - G[k].T, -1.0, 1.0))   # antisymmetric exactly
@@ -146,21 +171,39 @@ def _prefs_frame(c: Campaign, qis, P, measure: str) -> pd.DataFrame:
     df.attrs.update(measure=measure, higher_is_better=True, kind="preference")
     return df
 
-def preferences(runs, qrels=None, weighting: str = "uniform", graded: bool = True, subtopics: bool = False, *,
-                background: bool = True, threshold: int = 1, depth: int | None = None) -> pd.DataFrame:
+def preferences(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                *,
+                weighting: str = "uniform", # recall-level weights: uniform (RPP), dcg (dcgRPP), inverse (invRPP)
+                graded: bool = True, # one population per grade level (False: grade ≥ threshold only)
+                subtopics: bool = False, # one population per subtopic (qrels with a `subtopic` column)
+                background: bool = True, # with subtopics: add the background population "*"
+                threshold: int = 1, # relevant means grade ≥ threshold
+                depth: int | None = None, # truncate every list to its top `depth` first
+               ) -> pd.DataFrame:
     "RPP for every ordered pair of systems and every topic: rows (a, b), columns topics (paper Eqs. 4–6, every pair)."
-    c = _campaign(runs, qrels, threshold, depth)
+    c = _campaign(runs, qrels, threshold, depth, "preferences")
     qis, P = _tensor(c, weighting, graded, subtopics, background, threshold)
-    return _prefs_frame(c, qis, P, _measure_name(weighting, subtopics, graded))
+    return _prefs_frame(c, qis, P, rpp_name(weighting, graded=graded, subtopics=subtopics, threshold=threshold))
 
-def preference_family(runs, qrels=None, weightings: tuple = WEIGHTINGS, graded: bool = True, subtopics: bool = False, *,
-                      background: bool = True, threshold: int = 1, depth: int | None = None) -> dict:
+def preference_family(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                      qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                      *,
+                      weightings: tuple = WEIGHTINGS, # the recall-level weightings, one table each
+                      graded: bool = True, # one population per grade level (False: grade ≥ threshold only)
+                      subtopics: bool = False, # one population per subtopic (qrels with a `subtopic` column)
+                      background: bool = True, # with subtopics: add the background population "*"
+                      threshold: int = 1, # relevant means grade ≥ threshold
+                      depth: int | None = None, # truncate every list to its top `depth` first
+                     ) -> dict:
     "{name: preference table} for several weightings at once (RPP, dcgRPP, invRPP), sharing the position matrices."
-    c = _campaign(runs, qrels, threshold, depth)
+    c = _campaign(runs, qrels, threshold, depth, "preference_family")
     qis, Ps = _tensors(c, tuple(weightings), graded, subtopics, background, threshold)
-    return {(m := _measure_name(w, subtopics, graded)): _prefs_frame(c, qis, P, m) for w, P in zip(weightings, Ps)}
+    return {(m := rpp_name(w, graded=graded, subtopics=subtopics, threshold=threshold)): _prefs_frame(c, qis, P, m)
+            for w, P in zip(weightings, Ps)}
 
-def preference_tensor(prefs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def preference_tensor(prefs: pd.DataFrame, # a preference table (`preferences`)
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "(systems, topics, P) with P[q, a, b] from a preference table."
     if not (isinstance(prefs.index, pd.MultiIndex) and prefs.index.nlevels == 2):
         raise ValueError("prefs must be a preference table indexed by (a, b)")
@@ -175,33 +218,53 @@ def preference_tensor(prefs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.n
     if np.isnan(P).any(): raise ValueError("prefs must hold every ordered pair (a, b) of its systems")
     return systems, prefs.columns.to_numpy().astype(str), P
 
-def rpp(runs, qrels=None, a: str = None, b: str = None, weighting: str = "uniform", graded: bool = True,
-        subtopics: bool = False, *, background: bool = True, threshold: int = 1, depth: int | None = None) -> pd.Series:
+def rpp(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+        qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+        *,
+        a: str, # the first system
+        b: str, # the second system
+        weighting: str = "uniform", # recall-level weights: uniform (RPP), dcg (dcgRPP), inverse (invRPP)
+        graded: bool = True, # one population per grade level (False: grade ≥ threshold only)
+        subtopics: bool = False, # one population per subtopic (qrels with a `subtopic` column)
+        background: bool = True, # with subtopics: add the background population "*"
+        threshold: int = 1, # relevant means grade ≥ threshold
+        depth: int | None = None, # truncate every list to its top `depth` first
+       ) -> pd.Series:
     "RPP_q(a, b) for every evaluated topic q: positive means a is preferred (paper Eqs. 4–6)."
-    c = _campaign(runs, qrels, threshold, depth)
+    c = _campaign(runs, qrels, threshold, depth, "rpp")
     names = list(c.systems.astype(str))
     for x in (a, b):
         if str(x) not in names: raise KeyError(f"unknown system {x!r}")
     ia, ib = names.index(str(a)), names.index(str(b))
     qis, P = _tensor(c.subset(systems=sorted({ia, ib})), weighting, graded, subtopics, background, threshold)
     ja, jb = (0, 1) if ia < ib else ((1, 0) if ia > ib else (0, 0))
-    return pd.Series(P[:, ja, jb], index=pd.Index(c.topics[qis].astype(str), name="query"), name="rpp")
+    out = pd.Series(P[:, ja, jb], index=pd.Index(c.topics[qis].astype(str), name="query"), name="rpp")
+    out.attrs.update(measure=rpp_name(weighting, graded=graded, subtopics=subtopics, threshold=threshold),
+                     higher_is_better=True, a=str(a), b=str(b))
+    return out
 
 # %% ../nbs/12_rpp.ipynb #af0fda81
-def win_rate(prefs: pd.DataFrame, normalize: bool = True) -> pd.DataFrame:
+def win_rate(prefs: pd.DataFrame, # a preference table (`preferences`)
+             *,
+             normalize: bool = True, # divide by n − 1 (False: the plain sum over the other systems)
+            ) -> pd.DataFrame:
     "Per-topic win rate W_q(a) = sum_b P[q, a, b] / (n - 1) as a score table (paper Eq. 7, §5.4)."
     systems, topics, P = preference_tensor(prefs)
     n = len(systems)
     if n < 2: raise ValueError(f"prefs must hold at least 2 systems, not {n}")
     W = P.sum(axis=2).T / ((n - 1) if normalize else 1)
     df = pd.DataFrame(W, index=pd.Index(systems.astype(str), name="system"), columns=pd.Index(topics, name="query"))
-    df.attrs.update(measure=f"W({prefs.attrs.get('measure', 'pref')})", higher_is_better=True)
+    df.attrs.update(measure=prefs.attrs.get("measure", "RPP"), higher_is_better=True, kind="win rate")
     return df
 
 _TIE = 1e-12
 
-def _order(scores: np.ndarray, names: np.ndarray, relative: bool = False) -> np.ndarray:
-    "Indices best first; scores within 1e-12 (relative with `relative`) tie and fall back to name ascending."
+def order_systems(scores: np.ndarray, # one score per system, higher is better
+                  names: np.ndarray, # the systems' names
+                  *,
+                  relative: bool = False, # tie scores within a relative 1e-12 (MC4's x_t spans many orders of magnitude)
+                 ) -> np.ndarray:
+    "Indices best first; scores within 1e-12 (absolute, or relative with `relative`) tie and fall back to name ascending."
     by_name = np.argsort(names.astype(str), kind="stable")
     s = scores[by_name]
     order = by_name[np.argsort(-s, kind="stable")]
@@ -220,7 +283,11 @@ def _mc4_matrix(W: np.ndarray) -> np.ndarray:
     np.fill_diagonal(T, 1.0 - T.sum(axis=1))
     return T
 
-def mc4(W: np.ndarray, iterations: int | None = 10, damping: float = 0.0) -> np.ndarray:
+def mc4(W: np.ndarray, # per-topic scores, systems × topics (e.g. a win-rate table's values)
+        *,
+        iterations: int | None = 10, # power steps from the uniform vector (None: until it converges)
+        damping: float = 0.0, # teleportation weight in [0, 1)
+       ) -> np.ndarray:
     "The MC4 score vector x_t after `iterations` power steps from the uniform vector (paper §5.4)."
     if not 0 <= damping < 1: raise ValueError(f"damping must be in [0, 1), not {damping}")
     n = W.shape[0]
@@ -242,18 +309,26 @@ def _borda(W: np.ndarray) -> np.ndarray:
     tied = (np.abs(W[None, :, :] - W[:, None, :]) <= _TIE).sum(axis=1)      # including itself
     return (n - greater - (tied - 1) / 2).sum(axis=1)
 
-def aggregate(prefs: pd.DataFrame, method: str = "mc4", *, iterations: int | None = 10, damping: float = 0.0) -> pd.Series:
+_METHODS = {"mc4": "MC4", "mean": "mean", "borda": "Borda"}
+
+def aggregate(prefs: pd.DataFrame, # a preference table (`preferences`)
+              *,
+              method: str = "mc4", # mc4 (Markov chain), mean (mean win rate) or borda
+              iterations: int | None = 10, # MC4's power steps (None: until it converges)
+              damping: float = 0.0, # MC4's teleportation weight in [0, 1)
+             ) -> pd.Series:
     "One ordering of the systems from a preference table: MC4, mean win rate or Borda; best first (paper §5.4)."
     W = win_rate(prefs)
     names = W.index.to_numpy().astype(str)
     Wv = W.to_numpy()
     if method == "mean": s = Wv.mean(axis=1)
     elif method == "borda": s = _borda(Wv)
-    elif method == "mc4": s = mc4(Wv, iterations, damping)
+    elif method == "mc4": s = mc4(Wv, iterations=iterations, damping=damping)
     else: raise ValueError(f"method must be one of mc4|mean|borda, not {method!r}")
-    o = _order(s, names, relative=(method == "mc4"))
-    out = pd.Series(s[o], index=pd.Index(names[o], name="system"), name=f"{method}({prefs.attrs.get('measure', 'pref')})")
-    out.attrs.update(measure=out.name, higher_is_better=True)
+    o = order_systems(s, names, relative=(method == "mc4"))
+    m = prefs.attrs.get("measure", "RPP")
+    out = pd.Series(s[o], index=pd.Index(names[o], name="system"), name=f"{method}({m})")
+    out.attrs.update(measure=f"{m}({_METHODS[method]})", higher_is_better=True)
     return out
 
 # %% ../nbs/12_rpp.ipynb #709ad57a
@@ -292,38 +367,57 @@ def _oi_batch(rA: np.ndarray, rB: np.ndarray, nA: np.ndarray, nB: np.ndarray, w:
         total += (out > 0) @ w - (out < 0) @ w
     return total / 2
 
+def _oi_name(user: str) -> str: return "OI" + (f"(user={user})" if user != "uniform" else "")
+
 def _oi(c: Campaign, ai: np.ndarray, bi: np.ndarray, qis: np.ndarray, user: str, threshold: int) -> np.ndarray:
-    if user not in WEIGHTINGS: raise ValueError(f"user must be one of {'|'.join(WEIGHTINGS)}, not {user!r}")
+    check_choice(user, WEIGHTINGS, arg="user")
     out = np.zeros(len(qis))
     for qi in np.unique(qis):
         sel = np.flatnonzero(qis == qi)
         R = _rel_ranks(c, qi, threshold)
         if R.shape[1] == 0: continue
         out[sel] = _oi_batch(R[ai[sel]], R[bi[sel]], c.lengths[ai[sel], qi], c.lengths[bi[sel], qi],
-                             recall_weights(R.shape[1], user))
+                             recall_weights(R.shape[1], weighting=user))
     return out
 
-def offline_interleaving(runs, qrels=None, a: str = None, b: str = None, user: str = "uniform", *,
-                         threshold: int = 1, depth: int | None = None) -> pd.Series:
+def offline_interleaving(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                         qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                         *,
+                         a: str, # the first system
+                         b: str, # the second system
+                         user: str = "uniform", # the simulated user's recall need: uniform, dcg or inverse
+                         threshold: int = 1, # relevant means grade ≥ threshold
+                         depth: int | None = None, # truncate every list to its top `depth` first
+                        ) -> pd.Series:
     "Offline balanced interleaving of a and b with a simulated recall-need user, per topic (irinnov's reading of paper §5.5)."
-    c = _campaign(runs, qrels, threshold, depth)
+    c = _campaign(runs, qrels, threshold, depth, "offline_interleaving")
     names = pd.Index(c.systems.astype(str))
     for x in (a, b):
         if str(x) not in names: raise KeyError(f"unknown system {x!r}")
     qis = np.flatnonzero(c.evaluated(threshold))
     ai, bi = np.full(len(qis), names.get_loc(str(a))), np.full(len(qis), names.get_loc(str(b)))
-    return pd.Series(_oi(c, ai, bi, qis, user, threshold), index=pd.Index(c.topics[qis].astype(str), name="query"), name="oi")
+    out = pd.Series(_oi(c, ai, bi, qis, user, threshold), index=pd.Index(c.topics[qis].astype(str), name="query"), name="oi")
+    out.attrs.update(measure=_oi_name(user), higher_is_better=True, a=str(a), b=str(b))
+    return out
 
-def offline_interleaving_points(runs, qrels=None, points: pd.DataFrame = None, user: str = "uniform", *,
-                                threshold: int = 1, depth: int | None = None) -> pd.Series:
+def offline_interleaving_points(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                                qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                                *,
+                                points: pd.DataFrame, # the comparisons: columns a, b, query
+                                user: str = "uniform", # the simulated user's recall need: uniform, dcg or inverse
+                                threshold: int = 1, # relevant means grade ≥ threshold
+                                depth: int | None = None, # truncate every list to its top `depth` first
+                               ) -> pd.Series:
     "Offline interleaving for many (a, b, query) rows at once (columns `a`, `b`, `query`), vectorised per topic."
-    c = _campaign(runs, qrels, threshold, depth)
+    c = _campaign(runs, qrels, threshold, depth, "offline_interleaving_points")
     names, topics = pd.Index(c.systems.astype(str)), pd.Index(c.topics.astype(str))
     ai, bi = names.get_indexer(points["a"].astype(str)), names.get_indexer(points["b"].astype(str))
     qis = topics.get_indexer(points["query"].astype(str))
     if (ai < 0).any() or (bi < 0).any(): raise KeyError("points name an unknown system")
     if (qis < 0).any(): raise ValueError("points name a query that is not in the qrels")
-    return pd.Series(_oi(c, ai, bi, qis, user, threshold), index=points.index, name="oi")
+    out = pd.Series(_oi(c, ai, bi, qis, user, threshold), index=points.index, name="oi")
+    out.attrs.update(measure=_oi_name(user), higher_is_better=True)
+    return out
 
 # %% ../nbs/12_rpp.ipynb #2af83508
 def _corpus_sizes(c: Campaign, threshold: int) -> np.ndarray:
@@ -349,9 +443,15 @@ def _asl_positions(F: np.ndarray, N: int) -> np.ndarray:
     j = np.arange(1, m + 1) - k                        # j-th missing item at level k + j
     return np.where(np.isfinite(F), F, N - (m - k) + j)
 
-def asl(runs, qrels=None, corpus_size: int | None = None, *, threshold: int = 1, depth: int | None = None) -> pd.DataFrame:
-    "Atomized search length as the RPP paper computes it (§5.5): unretrieved items at the corpus end; lower is better."
-    c = _campaign(runs, qrels, threshold, depth)
+def corpus_asl(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+               qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+               *,
+               corpus_size: int | None = None, # N, the corpus size (None: per topic, the campaign's documents ∪ R_q)
+               threshold: int = 1, # relevant means grade ≥ threshold
+               depth: int | None = None, # truncate every list to its top `depth` first
+              ) -> pd.DataFrame:
+    "Atomized search length as Diaz & Ferraro's RPP paper computes it (§5.5): unretrieved relevant items at the corpus end; lower is better."
+    c = _campaign(runs, qrels, threshold, depth, "corpus_asl")
     N = _corpus_sizes(c, threshold) if corpus_size is None else np.full(len(c.topics), int(corpus_size))
     out = np.full((len(c.systems), len(c.topics)), np.nan)
     for qi, pops in _iter_populations(c, False, False, True, threshold):
@@ -360,13 +460,23 @@ def asl(runs, qrels=None, corpus_size: int | None = None, *, threshold: int = 1,
         out[:, qi] = (_asl_positions(Ff, N[qi]) - np.arange(1, m + 1)).mean(axis=1)
     return c.score_table(out, "ASL", threshold=threshold, higher_is_better=False)
 
-def disaggregate(runs, qrels=None, a: str = None, b: str = None, query: str = None, *, normalize: bool = True,
-                 gamma: float = 0.5, corpus_size: int | None = None, threshold: int = 1, depth: int | None = None) -> pd.DataFrame:
+def disaggregate(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                 qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                 *,
+                 a: str, # the first system
+                 b: str, # the second system
+                 query: str, # the topic
+                 normalize: bool = True, # scale each metric's Δμ_i so that they sum to its Δμ
+                 gamma: float = 0.5, # RBP's persistence
+                 corpus_size: int | None = None, # N for ASL (None: the campaign's documents ∪ R_q)
+                 threshold: int = 1, # relevant means grade ≥ threshold
+                 depth: int | None = None, # truncate every list to its top `depth` first
+                ) -> pd.DataFrame:
     "Δμ_i per recall level i of AP, nDCG, RBP, RR, ASL and RPP between a and b on one topic (paper §4.1, Fig. 4)."
-    c = _campaign(runs, qrels, threshold, depth)
+    c = _campaign(runs, qrels, threshold, depth, "disaggregate")
     pos = relevant_positions(c, graded=False, threshold=threshold)
     if str(query) not in pos: raise KeyError(f"query {query!r} has no relevant document")
-    F = pos[str(query)][0][3]
+    F = pos[str(query)][0].positions
     for x in (a, b):
         if str(x) not in F.index: raise KeyError(f"unknown system {x!r}")
     fa, fb = F.loc[str(a)].to_numpy(), F.loc[str(b)].to_numpy()
@@ -392,7 +502,11 @@ def disaggregate(runs, qrels=None, a: str = None, b: str = None, query: str = No
     df.attrs.update(a=str(a), b=str(b), query=str(query), normalize=normalize)
     return df
 
-def plot_disaggregated(df: pd.DataFrame, ax=None, metrics=("AP", "nDCG", "RBP", "RR", "ASL", "RPP")):
+def plot_disaggregated(df: pd.DataFrame, # the output of `disaggregate`
+                       *,
+                       ax=None, # the matplotlib axes (None: a new figure)
+                       metrics=("AP", "nDCG", "RBP", "RR", "ASL", "RPP"), # the metrics drawn
+                      ):
     "One line per metric of Δμ_i against the recall level i (Fig. 4b, right)."
     import matplotlib.pyplot as plt
     import seaborn as sns

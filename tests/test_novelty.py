@@ -47,7 +47,7 @@ def test_example_a_bits_and_nats():
     n = utility(*example_a(), base=math.e)
     np.testing.assert_allclose(col(n), [1.519826, 1.568616, -0.426084], atol=1e-6)
     np.testing.assert_allclose(col(n), np.log([32 / 7, 24 / 5, 32 / 49]), atol=1e-12)
-    assert u.attrs["measure"] == "U_novelty(N=4, base=2, log0=zero)"
+    assert u.attrs["measure"] == "U" and u.attrs["N"] == 4
     assert u.attrs["higher_is_better"] is True
     assert (u.attrs["N"], u.attrs["base"], u.attrs["threshold"], u.attrs["log0"], u.attrs["leave_one_out"]) == (
         4, 2, 1, "zero", True)
@@ -57,8 +57,8 @@ def test_example_a_variants():
     r = example_a()
     np.testing.assert_allclose(col(utility(*r, threshold=2)), [0.192645, -0.415037, 0.192645], atol=1e-6)
     np.testing.assert_allclose(col(utility(*r, threshold=2, base=math.e)), [0.133531, -0.287682, 0.133531], atol=1e-6)
-    np.testing.assert_allclose(col(utility(*r, depth=2)), [L2(4 / 3), 1.0, L2(4 / 3)], atol=1e-12)
-    assert utility(*r, depth=2).attrs["N"] == 2
+    np.testing.assert_allclose(col(utility(*r, k=2)), [L2(4 / 3), 1.0, L2(4 / 3)], atol=1e-12)
+    assert utility(*r, k=2).attrs["N"] == 2
     np.testing.assert_allclose(col(utility(*r, log0="penalty")), np.log2([16 / 7, 12 / 5, 8 / 49]), atol=1e-12)
     np.testing.assert_allclose(col(utility(*r, log0="penalty")), [1.192645, 1.263034, -2.614710], atol=1e-6)
     np.testing.assert_allclose(col(utility(*r, log0="penalty", base=math.e)), [0.826679, 0.875469, -1.812379], atol=1e-6)
@@ -117,12 +117,12 @@ def test_example_b():
     np.testing.assert_allclose(u.mean(axis=1), [0.511360, 2.096323, 0.292481], atol=1e-6)
     np.testing.assert_allclose(utility(*example_b(), base=math.e).mean(axis=1), [0.354448, 1.453060, 0.202733], atol=1e-6)
     assert u.loc["X", "t1"] != 0  # identical to Y on t1 but not to Z
-    d2 = utility(*example_b(), depth=2)
+    d2 = utility(*example_b(), k=2)
     np.testing.assert_allclose(d2.to_numpy(), [[L2(4 / 3), 2.0], [L2(4 / 3), 3.0], [1.0, 0.0]], atol=1e-12)
     p = utility(*example_b(), log0="penalty")
     np.testing.assert_allclose(p.loc["Z", "t2"], -7.228819, atol=1e-6)
     np.testing.assert_allclose(p.loc["Z"].mean(), -L2(10), atol=1e-12)
-    p2 = utility(*example_b(), log0="penalty", depth=2)
+    p2 = utility(*example_b(), log0="penalty", k=2)
     np.testing.assert_allclose([p2.loc["X", "t1"], p2.loc["Z", "t2"]], [L2(2 / 3), -2.0], atol=1e-12)
 
 
@@ -132,6 +132,8 @@ def test_errors():
     one = r[0][r[0].system == "A"]
     with pytest.raises(ValueError, match="2 systems"): utility(one, r[1])
     with pytest.raises(ValueError, match="depth"): utility(*r, depth=0)
+    with pytest.raises(ValueError, match="k"): utility(*r, k=0)
+    with pytest.raises(TypeError, match="threshold"): utility(*r, threshold=1.0)
     with pytest.raises(ValueError, match="base"): utility(*r, base=1)
     with pytest.raises(ValueError, match="base"): utility(*r, base=0)
     with pytest.raises(ValueError, match="log0"): utility(*r, log0="floor")
@@ -155,7 +157,7 @@ def test_rank_difference():
 
 
 # ---------------------------------------------------------------- brute-force oracle
-def oracle(runs, qrels, depth=None, base=2, threshold=1, log0="zero", leave_one_out=True):
+def oracle(runs, qrels, k=None, base=2, threshold=1, log0="zero", leave_one_out=True):
     """Loop over systems, topics and documents with exact fractions; returns {(system, topic): U}."""
     systems = sorted(set(runs.system))
     ranks = {}
@@ -164,7 +166,7 @@ def oracle(runs, qrels, depth=None, base=2, threshold=1, log0="zero", leave_one_
         ranks[s, q] = {d: i + 1 for i, (_, d) in enumerate(order)}
     qtopics = set(qrels["query"])
     longest = max((len(v) for (s, q), v in ranks.items() if q in qtopics), default=1)
-    N = depth if depth is not None else longest
+    N = k if k is not None else longest
     rel = {}
     for q, d, g in zip(qrels["query"], qrels.doc, qrels.grade):
         if g >= threshold: rel.setdefault(q, []).append(d)
@@ -226,10 +228,10 @@ def check_against_oracle(runs, qrels, **kw):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(campaigns(), st.sampled_from(["zero", "penalty", "literal"]), st.booleans(), st.sampled_from([None, 1, 2, 3, 8]),
        st.sampled_from([1, 2]), st.sampled_from([2, math.e, 10, 3.5]))
-def test_oracle(camp, log0, loo, depth, threshold, base):
+def test_oracle(camp, log0, loo, k, threshold, base):
     runs, qrels = camp
     if not (qrels.grade >= threshold).any(): return
-    check_against_oracle(runs, qrels, depth=depth, base=base, threshold=threshold, log0=log0, leave_one_out=loo)
+    check_against_oracle(runs, qrels, k=k, base=base, threshold=threshold, log0=log0, leave_one_out=loo)
 
 
 def test_oracle_random_numpy():
@@ -245,7 +247,7 @@ def test_oracle_random_numpy():
         if runs.system.nunique() < 2: continue
         for log0 in ("zero", "penalty", "literal"):
             for loo in (True, False):
-                check_against_oracle(runs, qrels, log0=log0, leave_one_out=loo, depth=[None, 3][int(rng.integers(2))])
+                check_against_oracle(runs, qrels, log0=log0, leave_one_out=loo, k=[None, 3][int(rng.integers(2))])
 
 
 # ---------------------------------------------------------------- SPEC §2.8 properties
@@ -310,11 +312,11 @@ def test_policy_cases():
     assert d2["s0", "v"] == pytest.approx(-d2["s1", "v"], abs=1e-12) and d2["s0", "v"] == pytest.approx(L2(1 / 3), abs=1e-12)
 
 
-def test_threshold_equals_regrading_and_depth_none():
+def test_threshold_equals_regrading_and_k_none():
     runs, qrels = example_b()
     regr = qrels.assign(grade=qrels.grade.where(qrels.grade != 1, 0))
     np.testing.assert_array_equal(utility(runs, qrels, threshold=2).to_numpy(), utility(runs, regr, threshold=2).to_numpy())
-    np.testing.assert_array_equal(utility(runs, qrels).to_numpy(), utility(runs, qrels, depth=4).to_numpy())
+    np.testing.assert_array_equal(utility(runs, qrels).to_numpy(), utility(runs, qrels, k=4).to_numpy())
     c = prepare(runs, qrels)
     np.testing.assert_array_equal(utility(c).to_numpy(), utility(runs, qrels).to_numpy())
 
@@ -375,3 +377,28 @@ def test_renaming_topics_permutes_columns():
     assert list(v.columns) == ["a0", "z9"]
     for q in u.columns:
         np.testing.assert_array_equal(u[q].to_numpy(), v[ren[q]].to_numpy())
+
+
+# ---------------------------------------------------------------- the one API
+def test_options_are_keyword_only_and_names_are_canonical():
+    r = example_a()
+    c = prepare(*r)
+    with pytest.raises(TypeError, match="got a Campaign and qrels"): utility(c, 10)
+    with pytest.raises(TypeError, match="positional"): utility(*r, 10)
+    with pytest.raises(TypeError, match="positional"): document_utility(*r, 10)
+    with pytest.raises(TypeError, match="positional"): rank_difference(utility(c), utility(c), True)
+    names = [utility(c).attrs["measure"], utility(c, k=10).attrs["measure"], utility(c, base=math.e).attrs["measure"],
+             utility(c, k=2, log0="penalty", leave_one_out=False, threshold=2).attrs["measure"]]
+    assert names == ["U", "U@10", "U(base=e)", "U@2(log0=penalty, loo=0, rel=2)"]
+    assert utility(c).attrs["higher_is_better"] is True
+
+
+def test_depth_truncates_the_lists_k_is_the_cutoff():
+    r = example_a()
+    # lists of 4: truncating them to 2 makes N = 2, the same table as k = 2; k beyond the lists keeps them whole
+    np.testing.assert_array_equal(utility(*r, depth=2).to_numpy(), utility(*r, k=2).to_numpy())
+    assert utility(*r, depth=2).attrs["N"] == 2 and utility(*r, depth=10).attrs["N"] == 4
+    assert utility(*r, k=10).attrs["N"] == 10
+    # with depth 2 and k = 3, the third rank is empty: every reach is one more than under k = 2 (N − r + 1)
+    d = document_utility(*r, depth=2, k=3)
+    assert set(d["rank"].dropna()) <= {1, 2} and d.attrs["N"] == 3

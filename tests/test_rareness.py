@@ -9,7 +9,8 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from irinnov import datasets, meta, metrics
-from irinnov.rareness import (PAPER, ap_rareness, precision_rareness, rareness_system_sampling, rarity, reproduce_paper,
+from irinnov.experiments.rareness import PAPER, reproduce_paper
+from irinnov.rareness import (ap_rareness, precision_rareness, rareness_system_sampling, rarity,
                               sampled_means, synthetic_ranks)
 from irinnov.trec import prepare
 
@@ -458,8 +459,9 @@ def test_fast_algorithm1_equals_meta_system_sampling():
     for measure, fn in (("P", precision_rareness), ("AP", ap_rareness)):
         g, gt = meta.system_sampling(c, lambda sub: fn(sub, k=5, alpha=1.0), sizes=(2, 4, 8), trials=30, seed=11,
                                      detail=True)
-        f, ft = rareness_system_sampling(c, measure=measure, k=5, alpha=1.0, sizes=(2, 4, 8), trials=30, seed=11,
-                                         detail=True)
+        res = rareness_system_sampling(c, measure=measure, k=5, alpha=1.0, sizes=(2, 4, 8), trials=30, seed=11,
+                                       detail=True)
+        f, ft = res.summary, res.taus
         assert f[["N", "trials", "excluded"]].values.tolist() == g[["N", "trials", "excluded"]].values.tolist()
         np.testing.assert_allclose(f.mean_tau, g.mean_tau, atol=TOL)
         np.testing.assert_allclose(ft.tau.fillna(9), gt.tau.fillna(9), atol=TOL)
@@ -628,3 +630,51 @@ def test_teams_brute_force(data, depth, seed):
     own = {s: s for s in names}
     np.testing.assert_array_equal(ap_rareness(c, k=k, alpha=1.0, depth=depth, teams=own).to_numpy(),
                                   ap_rareness(c, k=k, alpha=1.0, depth=depth).to_numpy())
+
+
+# ------------------------------------------------------------------------------------------------ the one API
+def test_options_are_keyword_only():
+    c = prepare(RUNS_A, QRELS_A)
+    with pytest.raises(TypeError, match="got a Campaign and qrels"):
+        precision_rareness(c, 5)                                       # a cut-off given where qrels go
+    with pytest.raises(TypeError, match="did you mean"):
+        ap_rareness(c, "P")
+    for call in (lambda: rarity(RUNS_A, QRELS_A, 3), lambda: precision_rareness(RUNS_A, QRELS_A, 3),
+                 lambda: sampled_means(c, None, [[0, 1]]), lambda: rareness_system_sampling(c, None, "AP")):
+        with pytest.raises(TypeError, match="positional"):
+            call()
+    with pytest.raises(TypeError, match="threshold"):
+        precision_rareness(c, k=3, threshold=1.5)                      # a relevance level is an integer
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(k=100, alpha=0.5), "P@100_rareness(alpha=0.5)"), (dict(k=3, alpha=1), "P@3_rareness(alpha=1)"),
+    (dict(k=3, alpha=0.25, normalized=True), "P'@3_rareness(alpha=0.25)"),
+    (dict(k=3, alpha=1.0, threshold=2), "P@3_rareness(alpha=1, rel=2)"),
+])
+def test_canonical_names(kw, name):
+    t = precision_rareness(RUNS_A, QRELS_A, **kw)
+    assert t.attrs["measure"] == name and t.attrs["higher_is_better"] is True
+    assert ap_rareness(RUNS_A, QRELS_A, **kw).attrs["measure"] == "A" + name
+
+
+def test_threshold_zero_counts_grade_zero_as_relevant():
+    # d5 (grade 0) becomes relevant: then every top 3 (A: d1 d2 d5, B: d1 d5 d4, C: d3 d4 d2) is all relevant
+    p0 = precision_rareness(RUNS_A, QRELS_A, k=3, alpha=0, threshold=0)["q1"]
+    np.testing.assert_allclose(p0, [1, 1, 1], atol=TOL)
+    assert rarity(RUNS_A, QRELS_A, threshold=0).doc.tolist().count("d5") == 1
+
+
+def test_sweep_is_a_frozen_dataclass():
+    import dataclasses
+    sw = precision_rareness(RUNS_A, QRELS_A, k=3, alpha=[0, 0.5, 1])
+    assert list(sw) == [0.0, 0.5, 1.0] and len(sw) == 3 and sw.keys() == [0.0, 0.5, 1.0]
+    assert sw[0.5].equals(precision_rareness(RUNS_A, QRELS_A, k=3, alpha=0.5))
+    assert "P@3_rareness(alpha=0.5)" in repr(sw)
+    with pytest.raises(KeyError, match="alpha=0.7"):
+        sw[0.7]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sw.alphas = (1.0,)
+    res = rareness_system_sampling(RUNS_A, QRELS_A, k=3, sizes=(2,), trials=5, detail=True)
+    assert list(res.summary.columns) == ["N", "mean_tau", "trials", "excluded"] and len(res.taus) == 5
+    assert "RarenessSampling(sizes=[2]" in repr(res)

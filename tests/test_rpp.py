@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from irinnov import rpp as R
+from irinnov.trec import prepare
 
 TOL = 1e-9
 
@@ -61,7 +62,7 @@ E1_TABLE = {  # (pair) -> {(graded, weighting): (q1, q2)}
 
 @pytest.mark.parametrize("graded,weighting", [(g, w) for g in (True, False) for w in R.WEIGHTINGS])
 def test_e1_rpp_values(graded, weighting):
-    P = R.preferences(E1_RUNS, E1_QRELS, weighting, graded)
+    P = R.preferences(E1_RUNS, E1_QRELS, weighting=weighting, graded=graded)
     assert list(P.columns) == ["q1", "q2"]
     for pair, vals in E1_TABLE.items():
         want = vals[(graded, weighting)]
@@ -69,19 +70,19 @@ def test_e1_rpp_values(graded, weighting):
         for q, v in zip(("q1", "q2"), want):
             assert P.loc[pair, q] == pytest.approx(float(v), abs=tol), (pair, q)
             assert P.loc[pair[::-1], q] == -P.loc[pair, q]         # exact antisymmetry
-        s = R.rpp(E1_RUNS, E1_QRELS, *pair, weighting=weighting, graded=graded)
+        s = R.rpp(E1_RUNS, E1_QRELS, a=pair[0], b=pair[1], weighting=weighting, graded=graded)
         assert s.name == "rpp" and list(s.index) == ["q1", "q2"]
         np.testing.assert_allclose(s.to_numpy(), P.loc[pair].to_numpy(), atol=1e-12)
 
 
 def test_e1_graded_differs_from_binary_and_dcg_weights():
-    g = R.rpp(E1_RUNS, E1_QRELS, "A", "B")
-    b = R.rpp(E1_RUNS, E1_QRELS, "A", "B", graded=False)
+    g = R.rpp(E1_RUNS, E1_QRELS, a="A", b="B")
+    b = R.rpp(E1_RUNS, E1_QRELS, a="A", b="B", graded=False)
     assert g["q1"] == pytest.approx(-1 / 3, abs=TOL) and b["q1"] == pytest.approx(0, abs=TOL)
     assert g["q2"] == b["q2"]                                      # q2 has one grade: graded = binary
-    np.testing.assert_allclose(R.recall_weights(4, "dcg"), [0.390380, 0.246302, 0.195190, 0.168128], atol=1e-6)
-    np.testing.assert_allclose(R.recall_weights(4, "inverse"), np.array([12, 6, 4, 3]) / 25, atol=1e-15)
-    np.testing.assert_allclose(R.recall_weights(2, "dcg"), [0.613147, 0.386853], atol=1e-6)
+    np.testing.assert_allclose(R.recall_weights(4, weighting="dcg"), [0.390380, 0.246302, 0.195190, 0.168128], atol=1e-6)
+    np.testing.assert_allclose(R.recall_weights(4, weighting="inverse"), np.array([12, 6, 4, 3]) / 25, atol=1e-15)
+    np.testing.assert_allclose(R.recall_weights(2, weighting="dcg"), [0.613147, 0.386853], atol=1e-6)
 
 
 def test_e1_win_rate_and_aggregation():
@@ -90,22 +91,22 @@ def test_e1_win_rate_and_aggregation():
     np.testing.assert_allclose(W.loc[["A", "B", "C"], "q1"], [0, .5, -.5], atol=TOL)
     np.testing.assert_allclose(W.loc[["A", "B", "C"], "q2"], [-.25, 1, -.75], atol=TOL)
     np.testing.assert_allclose(R.win_rate(P, normalize=False).to_numpy(), 2 * W.to_numpy(), atol=1e-15)
-    mean = R.aggregate(P, "mean")
+    mean = R.aggregate(P, method="mean")
     assert list(mean.index) == ["B", "A", "C"]
     np.testing.assert_allclose(mean.loc[["A", "B", "C"]], [-1 / 8, 3 / 4, -5 / 8], atol=TOL)
-    bmean = R.aggregate(R.preferences(E1_RUNS, E1_QRELS, graded=False), "mean")
+    bmean = R.aggregate(R.preferences(E1_RUNS, E1_QRELS, graded=False), method="mean")
     np.testing.assert_allclose(bmean.loc[["A", "B", "C"]], [-1 / 16, 5 / 8, -9 / 16], atol=TOL)
-    borda = R.aggregate(P, "borda")
+    borda = R.aggregate(P, method="borda")
     assert list(borda.index) == ["B", "A", "C"] and borda.loc[["A", "B", "C"]].tolist() == [4, 6, 2]
-    mc = R.aggregate(P, "mc4")
+    mc = R.aggregate(P, method="mc4")
     assert list(mc.index) == ["B", "A", "C"]
     np.testing.assert_allclose(mc.loc[["A", "B", "C"]], np.array([2047, 175099, 1]) / 177147, rtol=1e-12)
-    long = R.aggregate(P, "mc4", iterations=200)                   # absorption: B is a Condorcet winner
+    long = R.aggregate(P, method="mc4", iterations=200)                   # absorption: B is a Condorcet winner
     assert long["B"] == pytest.approx(1, abs=1e-12) and long["A"] < 1e-30 and long["C"] < 1e-90
 
 
 def test_e1_offline_interleaving():
-    oi = lambda a, b, u: R.offline_interleaving(E1_RUNS, E1_QRELS, a, b, user=u)
+    oi = lambda a, b, u: R.offline_interleaving(E1_RUNS, E1_QRELS, a=a, b=b, user=u)
     np.testing.assert_allclose(oi("A", "B", "uniform"), [0, -1], atol=TOL)
     np.testing.assert_allclose(oi("A", "B", "dcg"), [-0.027062, -1], atol=1e-6)
     np.testing.assert_allclose(oi("A", "C", "uniform"), [0, 1], atol=TOL)
@@ -117,7 +118,7 @@ def test_e1_offline_interleaving():
 
 
 def test_e1_disaggregation_sums():
-    d = R.disaggregate(E1_RUNS, E1_QRELS, "A", "B", "q1")
+    d = R.disaggregate(E1_RUNS, E1_QRELS, a="A", b="B", query="q1")
     assert list(d.columns) == ["f_a", "f_b", "AP", "nDCG", "RBP", "RR", "ASL", "RPP"]
     np.testing.assert_allclose(d["AP"], [0, -1 / 12, 3 / 80, 0], atol=1e-15)
     np.testing.assert_allclose(d["nDCG"], [0, -0.051112, 0.017108, 0], atol=1e-6)
@@ -128,11 +129,11 @@ def test_e1_disaggregation_sums():
     assert d["AP"].sum() == pytest.approx(29 / 48 - 13 / 20, abs=1e-12)
     assert d["nDCG"].sum() == pytest.approx(-0.034004, abs=1e-6)
     assert d["RBP"].sum() == pytest.approx(0.6875 - 0.78125, abs=1e-12)
-    assert d["RPP"].sum() == pytest.approx(R.rpp(E1_RUNS, E1_QRELS, "A", "B", graded=False)["q1"], abs=1e-12)
-    raw = R.disaggregate(E1_RUNS, E1_QRELS, "A", "B", "q1", normalize=False).loc[2]
+    assert d["RPP"].sum() == pytest.approx(R.rpp(E1_RUNS, E1_QRELS, a="A", b="B", graded=False)["q1"], abs=1e-12)
+    raw = R.disaggregate(E1_RUNS, E1_QRELS, a="A", b="B", query="q1", normalize=False).loc[2]
     np.testing.assert_allclose(raw[["AP", "nDCG", "RBP", "ASL", "RPP"]].to_numpy(float),
                                [-1 / 3, -0.130930, -1 / 4, -1, -1], atol=1e-6)
-    a = R.asl(E1_RUNS, E1_QRELS)
+    a = R.corpus_asl(E1_RUNS, E1_QRELS)
     assert a.attrs["higher_is_better"] is False
     assert a.loc["A", "q1"] == pytest.approx(1) and a.loc["B", "q1"] == pytest.approx(1)
     assert a.loc["C", "q2"] == pytest.approx(1)                    # missing topic: N - m = 3 - 2
@@ -149,16 +150,16 @@ E2_RUNS = mk([("X", "t1", ["a1", "a2", "n1", "n2"]), ("Y", "t1", ["n1", "a1", "a
 def test_e2_mc4_disagrees_with_mean():
     P = R.preferences(E2_RUNS, E2_QRELS, graded=False)
     np.testing.assert_allclose(P.loc[[("X", "Y"), ("X", "Z"), ("Y", "Z")]].to_numpy(), [[1, -.5], [1, 0], [1, 0]], atol=TOL)
-    mean = R.aggregate(P, "mean")
+    mean = R.aggregate(P, method="mean")
     assert list(mean.index) == ["X", "Y", "Z"]
     np.testing.assert_allclose(mean.loc[["X", "Y", "Z"]], [3 / 8, 1 / 8, -1 / 2], atol=TOL)
-    mc = R.aggregate(P, "mc4")
+    mc = R.aggregate(P, method="mc4")
     assert list(mc.index) == ["Y", "X", "Z"]
     np.testing.assert_allclose(mc.loc[["X", "Y", "Z"]], np.array([59049, 117074, 1024]) / 177147, rtol=1e-12)
-    damped = R.aggregate(P, "mc4", iterations=None, damping=0.15)
+    damped = R.aggregate(P, method="mc4", iterations=None, damping=0.15)
     assert list(damped.index) == ["Y", "X", "Z"]
     np.testing.assert_allclose(damped.loc[["X", "Y", "Z"]], [1 / 3, 43 / 78, 3 / 26], atol=1e-9)
-    borda = R.aggregate(P, "borda")
+    borda = R.aggregate(P, method="borda")
     assert list(borda.index) == ["Y", "X", "Z"] and borda.loc[["X", "Y", "Z"]].tolist() == [4, 5, 3]
     T = R._mc4_matrix(R.win_rate(P).to_numpy())
     np.testing.assert_allclose(T, [[1, 0, 0], [0, 1, 0], [0, 1 / 3, 2 / 3]], atol=1e-15)
@@ -175,7 +176,7 @@ E3 = {("uniform", True): (Fr(-1, 7), Fr(5, 7), Fr(4, 7)), ("uniform", False): (0
 
 @pytest.mark.parametrize("weighting,background", list(E3))
 def test_e3_subtopics(weighting, background):
-    P = R.preferences(E3_RUNS, E3_QRELS, weighting, subtopics=True, background=background)
+    P = R.preferences(E3_RUNS, E3_QRELS, weighting=weighting, subtopics=True, background=background)
     tol = 1e-6 if weighting == "dcg" else TOL
     got = P.loc[[("A", "B"), ("A", "C"), ("B", "C")], "q"].to_numpy()
     np.testing.assert_allclose(got, [float(v) for v in E3[(weighting, background)]], atol=tol)
@@ -192,9 +193,9 @@ def test_e3_populations_and_errors():
     with pytest.raises(ValueError, match="weighting"):
         R.preferences(E1_RUNS, E1_QRELS, weighting="log")
     with pytest.raises(KeyError):
-        R.rpp(E1_RUNS, E1_QRELS, "A", "nobody")
+        R.rpp(E1_RUNS, E1_QRELS, a="A", b="nobody")
     with pytest.raises(ValueError, match="method"):
-        R.aggregate(R.preferences(E1_RUNS, E1_QRELS), "copeland")
+        R.aggregate(R.preferences(E1_RUNS, E1_QRELS), method="copeland")
     # subtopics=False on diversity qrels: a document's grade is its maximum over subtopics
     flat = R.preferences(E3_RUNS, E3_QRELS, graded=False)
     bgonly = E3_QRELS.assign(grade=E3_QRELS.grade).groupby(["query", "doc"], as_index=False)["grade"].max()
@@ -218,7 +219,7 @@ def population_preference(ra, rb, docs, weighting):
     m = len(docs)
     fa = sorted(ra.get(d, math.inf) for d in docs)
     fb = sorted(rb.get(d, math.inf) for d in docs)
-    w = R.recall_weights(m, weighting)
+    w = R.recall_weights(m, weighting=weighting)
     return sum(w[i] * ((fb[i] > fa[i]) - (fb[i] < fa[i])) for i in range(m))
 
 
@@ -265,7 +266,7 @@ def campaigns(draw):
 @given(campaigns(), st.sampled_from(R.WEIGHTINGS), st.booleans())
 def test_properties_against_oracle(camp, weighting, graded):
     runs, qrels = camp
-    P = R.preferences(runs, qrels, weighting, graded)
+    P = R.preferences(runs, qrels, weighting=weighting, graded=graded)
     systems, topics, T = R.preference_tensor(P)
     assert (T == -T.transpose(0, 2, 1)).all()                      # exact antisymmetry, zero diagonal
     assert (np.abs(T) <= 1).all()
@@ -276,17 +277,17 @@ def test_properties_against_oracle(camp, weighting, graded):
             for q, v in want.items():
                 assert P.loc[(a, b), q] == pytest.approx(v, abs=1e-12)
     a, b = systems[0], systems[-1]
-    np.testing.assert_allclose(R.rpp(runs, qrels, a, b, weighting, graded).to_numpy(), P.loc[(a, b)].to_numpy(), atol=1e-12)
+    np.testing.assert_allclose(R.rpp(runs, qrels, a=a, b=b, weighting=weighting, graded=graded).to_numpy(), P.loc[(a, b)].to_numpy(), atol=1e-12)
     W = R.win_rate(P)
     np.testing.assert_allclose(W.sum(axis=0), 0, atol=1e-12)      # sum_a W_q(a) = 0
     np.testing.assert_allclose(W.to_numpy(), T.sum(axis=2).T / (len(systems) - 1), atol=1e-15)
-    x = R.aggregate(P, "mc4", damping=0.1)
+    x = R.aggregate(P, method="mc4", damping=0.1)
     assert x.sum() == pytest.approx(1, abs=1e-12) and (x > 0).all()
     # invariance to the order of systems in the input and to relabelling documents
     shuffled = runs.iloc[::-1].reset_index(drop=True)
-    pd.testing.assert_frame_equal(R.preferences(shuffled, qrels, weighting, graded), P)
+    pd.testing.assert_frame_equal(R.preferences(shuffled, qrels, weighting=weighting, graded=graded), P)
     ren = lambda s: s.map(lambda d: "x" + d)
-    P2 = R.preferences(runs.assign(doc=ren(runs.doc)), qrels.assign(doc=ren(qrels.doc)), weighting, graded)
+    P2 = R.preferences(runs.assign(doc=ren(runs.doc)), qrels.assign(doc=ren(qrels.doc)), weighting=weighting, graded=graded)
     # relabelling can change the doc-id tie order, so compare only where no two scores tie
     if not runs.assign(f=runs.score.astype(np.float32)).duplicated(["system", "query", "f"]).any():
         pd.testing.assert_frame_equal(P2, P)
@@ -299,15 +300,15 @@ def test_oi_and_disaggregation_properties(camp, user):
     P = R.preferences(runs, qrels, graded=False)
     systems = sorted(runs.system.unique())
     a, b = systems[0], systems[-1]
-    oab = R.offline_interleaving(runs, qrels, a, b, user=user)
-    oba = R.offline_interleaving(runs, qrels, b, a, user=user)
+    oab = R.offline_interleaving(runs, qrels, a=a, b=b, user=user)
+    oba = R.offline_interleaving(runs, qrels, a=b, b=a, user=user)
     np.testing.assert_array_equal(oab.to_numpy(), -oba.to_numpy())
     assert (np.abs(oab) <= 1 + 1e-12).all()
-    assert (R.offline_interleaving(runs, qrels, a, a, user=user) == 0).all()
+    assert (R.offline_interleaving(runs, qrels, a=a, b=a, user=user) == 0).all()
     for q in P.columns:
-        d = R.disaggregate(runs, qrels, a, b, q)
+        d = R.disaggregate(runs, qrels, a=a, b=b, query=q)
         assert d["RPP"].sum() == pytest.approx(P.loc[(a, b), q], abs=1e-12)
-        aslt = R.asl(runs, qrels)
+        aslt = R.corpus_asl(runs, qrels)
         assert d["ASL"].sum() == pytest.approx(aslt.loc[b, q] - aslt.loc[a, q], abs=1e-9)
 
 
@@ -361,7 +362,7 @@ def diversity_campaigns(draw):
 @given(diversity_campaigns(), st.sampled_from(R.WEIGHTINGS), st.booleans())
 def test_subtopic_rpp_against_oracle(camp, weighting, background):
     runs, qrels = camp
-    P = R.preferences(runs, qrels, weighting, subtopics=True, background=background)
+    P = R.preferences(runs, qrels, weighting=weighting, subtopics=True, background=background)
     systems, topics, T = R.preference_tensor(P)
     assert (T == -T.transpose(0, 2, 1)).all() and (np.abs(T) <= 1).all()
     for a in systems:
@@ -373,8 +374,8 @@ def test_subtopic_rpp_against_oracle(camp, weighting, background):
     # §3.6 (6): one subtopic without background equals binary RPP on that subtopic's relevance
     one = qrels[qrels.subtopic == "1"]
     if (one.grade >= 1).any():
-        Pst = R.preferences(runs, one, weighting, subtopics=True, background=False)
-        Pbin = R.preferences(runs, one.drop(columns="subtopic"), weighting, graded=False)
+        Pst = R.preferences(runs, one, weighting=weighting, subtopics=True, background=False)
+        Pbin = R.preferences(runs, one.drop(columns="subtopic"), weighting=weighting, graded=False)
         common = [q for q in Pbin.columns if q in Pst.columns]
         np.testing.assert_allclose(Pst[common].to_numpy(), Pbin[common].to_numpy(), atol=1e-12)
 
@@ -382,7 +383,7 @@ def test_subtopic_rpp_against_oracle(camp, weighting, background):
 def oi_oracle(A, B, rel, user):
     "Offline interleaving by literally building both balanced interleavings and walking every simulated user (SPEC D9)."
     m = len(rel)
-    w = R.recall_weights(m, user)
+    w = R.recall_weights(m, weighting=user)
     total = 0.0
     for afirst in (True, False):
         inter, ka, kb = [], 0, 0
@@ -415,7 +416,7 @@ def test_offline_interleaving_against_literal_simulation(camp, user):
         rel = set(g.doc[g.grade >= 1])
         assert v == pytest.approx(oi_oracle(ranking(runs, a, q), ranking(runs, b, q), rel, user), abs=1e-12), (a, b, q)
     a, b = systems[0], systems[-1]
-    one = R.offline_interleaving(runs, qrels, a, b, user=user)
+    one = R.offline_interleaving(runs, qrels, a=a, b=b, user=user)
     np.testing.assert_allclose(one.to_numpy(), got[(pts.a == a) & (pts.b == b)].to_numpy(), atol=0)
 
 
@@ -439,7 +440,7 @@ def test_disaggregation_sums_equal_trec_eval_differences(camp):
     systems = sorted(runs.system.unique())
     a, b = systems[0], systems[-1]
     for q in sorted(binq["query"][binq.grade >= 1].unique()):
-        d = R.disaggregate(runs, binq, a, b, q)
+        d = R.disaggregate(runs, binq, a=a, b=b, query=q)
         for col, key in (("AP", "map"), ("nDCG", "ndcg"), ("RR", "recip_rank")):
             want = val.get((a, q), {}).get(key, 0.0) - val.get((b, q), {}).get(key, 0.0)
             assert d[col].sum() == pytest.approx(want, abs=1e-9), (col, q)
@@ -468,23 +469,23 @@ def test_dominance_missing_topic_and_single_item_properties(camp):
                     assert v >= 0 and ((v == 0) == (not np.isfinite(fa).any()))
         if all(m == 1 for _, _, m, _ in pops):                                   # (6) m_u = 1: all weightings agree
             for w in ("dcg", "inverse"):
-                np.testing.assert_array_equal(R.preferences(runs, qrels, w)[q].to_numpy(), P[q].to_numpy())
+                np.testing.assert_array_equal(R.preferences(runs, qrels, weighting=w)[q].to_numpy(), P[q].to_numpy())
 
 
 def test_depth_and_threshold_options():
     # depth=3 cuts A q1 = d2, d5, d1 | d3, d4: d3 (rank 4) becomes unretrieved, B's d2 (rank 5) too
-    pos = R.relevant_positions(E1_RUNS, E1_QRELS, graded=False, depth=3)["q1"][0][3]
+    pos = R.relevant_positions(E1_RUNS, E1_QRELS, graded=False, depth=3)["q1"][0].positions
     assert pos.loc["A"].tolist() == [1, 3, INF, INF] and pos.loc["B"].tolist() == [1, 2, INF, INF]
     # binary q1 (A, B) at depth 3: signs [0, -1, 0, 0] → -1/4
-    assert R.rpp(E1_RUNS, E1_QRELS, "A", "B", graded=False, depth=3)["q1"] == pytest.approx(-1 / 4, abs=TOL)
+    assert R.rpp(E1_RUNS, E1_QRELS, a="A", b="B", graded=False, depth=3)["q1"] == pytest.approx(-1 / 4, abs=TOL)
     # threshold=2: only the λ=2 population of q1 (d1, d6); q2 has no grade-2 document and drops out
     t2 = R.preferences(E1_RUNS, E1_QRELS, threshold=2)
     assert list(t2.columns) == ["q1"]
     np.testing.assert_allclose(t2.loc[[("A", "B"), ("A", "C"), ("B", "C")], "q1"], [-1, 1 / 2, 1], atol=TOL)
-    with pytest.raises(ValueError, match="threshold"):
+    with pytest.raises(TypeError, match="threshold"):                # a relevance level is an integer
         R.preferences(E1_RUNS, E1_QRELS, threshold=1.5)
     with pytest.raises(ValueError, match="user"):
-        R.offline_interleaving(E1_RUNS, E1_QRELS, "A", "B", user="cascade")
+        R.offline_interleaving(E1_RUNS, E1_QRELS, a="A", b="B", user="cascade")
 
 
 def test_borda_ties_share_points_and_condorcet_winner_first():
@@ -492,13 +493,13 @@ def test_borda_ties_share_points_and_condorcet_winner_first():
     qrels = pd.DataFrame([("t", "r1", 1), ("t", "r2", 1)], columns=["query", "doc", "grade"])
     runs = mk([("S0", "t", ["r1", "r2"]), ("S1", "t", ["x", "r1", "r2"]), ("S2", "t", ["x", "r1", "r2"])])
     P = R.preferences(runs, qrels)
-    borda = R.aggregate(P, "borda")
+    borda = R.aggregate(P, method="borda")
     assert list(borda.index) == ["S0", "S1", "S2"] and borda.tolist() == [3, 1.5, 1.5]
-    mc = R.aggregate(P, "mc4")
+    mc = R.aggregate(P, method="mc4")
     assert mc.index[0] == "S0" and mc["S1"] == mc["S2"]
-    assert R.aggregate(P, "mc4", damping=0.2).gt(0).all()
+    assert R.aggregate(P, method="mc4", damping=0.2).gt(0).all()
     with pytest.raises(ValueError, match="damping"):
-        R.aggregate(P, "mc4", damping=1.0)
+        R.aggregate(P, method="mc4", damping=1.0)
     with pytest.raises(ValueError, match="at least 2"):
         R.win_rate(R.preferences(runs[runs.system == "S0"], qrels))
 
@@ -508,11 +509,11 @@ def test_borda_ties_share_points_and_condorcet_winner_first():
 def test_preference_family_equals_one_weighting_at_a_time(camp, graded):
     runs, qrels = camp
     fam = R.preference_family(runs, qrels, graded=graded)
-    assert list(fam) == [R._measure_name(w, False, graded) for w in R.WEIGHTINGS]
+    assert list(fam) == (["RPP", "dcgRPP", "invRPP"] if graded else ["RPP(graded=0)", "dcgRPP(graded=0)", "invRPP(graded=0)"])
     for w, P in zip(R.WEIGHTINGS, fam.values()):
-        pd.testing.assert_frame_equal(P, R.preferences(runs, qrels, w, graded))
+        pd.testing.assert_frame_equal(P, R.preferences(runs, qrels, weighting=w, graded=graded))
     with pytest.raises(ValueError, match="preference table"):
-        R.preference_tensor(R.win_rate(fam[R._measure_name("uniform", False, graded)]))
+        R.preference_tensor(R.win_rate(fam[R.rpp_name("uniform", graded=graded)]))
 
 
 # ---------------------------------------------------------------- the paper's own data: TREC 2020 DL passages
@@ -539,3 +540,49 @@ def test_deep_pass_2020_table1_and_table4a_rpp_family():
     fam = R.preference_family(c)
     got = [round(100 * meta.discriminative_power(fam[k], "t-bonferroni").fraction, 2) for k in ("RPP", "dcgRPP", "invRPP")]
     assert got == [51.49, 54.59, 55.93]
+
+
+# ---------------------------------------------------------------- the one API
+def test_options_are_keyword_only():
+    c = prepare(E1_RUNS, E1_QRELS)
+    with pytest.raises(TypeError, match="positional"):
+        R.rpp(c, "A", "B")
+    with pytest.raises(TypeError, match="did you mean"):
+        R.preferences(c, "dcg")
+    for call in (lambda: R.offline_interleaving(E1_RUNS, E1_QRELS, "A", "B"),
+                 lambda: R.disaggregate(E1_RUNS, E1_QRELS, "A", "B", "q1"),
+                 lambda: R.aggregate(R.preferences(c), "mc4"), lambda: R.recall_weights(3, "dcg"),
+                 lambda: R.corpus_asl(c, None, 100), lambda: R.mc4(np.eye(2), 10)):
+        with pytest.raises(TypeError, match="positional"):
+            call()
+    with pytest.raises(TypeError, match="missing 2 required keyword-only"):
+        R.rpp(c)
+
+
+def test_canonical_names_and_orientation():
+    c = prepare(E1_RUNS, E1_QRELS)
+    P = R.preferences(c)
+    assert [P.attrs["measure"], R.preferences(c, weighting="dcg", graded=False).attrs["measure"],
+            R.preferences(c, weighting="inverse", threshold=2).attrs["measure"],
+            R.preferences(E3_RUNS, E3_QRELS, subtopics=True).attrs["measure"]] == [
+        "RPP", "dcgRPP(graded=0)", "invRPP(rel=2)", "st-RPP"]
+    W = R.win_rate(P)
+    assert W.attrs["measure"] == "RPP" and W.attrs["higher_is_better"] is True
+    assert R.aggregate(P).attrs["measure"] == "RPP(MC4)" and R.aggregate(P, method="borda").attrs["measure"] == "RPP(Borda)"
+    s = R.rpp(c, a="A", b="B", weighting="dcg")
+    assert s.attrs["measure"] == "dcgRPP" and s.attrs["higher_is_better"] is True
+    a = R.corpus_asl(c)
+    assert a.attrs["measure"] == "ASL" and a.attrs["higher_is_better"] is False
+    pop = R.relevant_positions(c)["q1"][0]
+    assert isinstance(pop, R.Population) and (pop.label, pop.m) == (1, 4) and pop.positions.shape == (3, 4)
+
+
+def test_order_systems_breaks_ties_by_name():
+    names = np.array(["c", "a", "b", "d"])
+    assert names[R.order_systems(np.array([1.0, 2.0, 1.0 + 1e-13, 0.5]), names)].tolist() == ["a", "b", "c", "d"]
+    # relative tolerance: 2e-20 stands apart from 1e-20 (an absolute 1e-12 would tie all three); 1e-20 and
+    # 1e-20·(1 + 1e-14) tie, and the tie falls back to the names
+    names = np.array(["c", "z", "b", "d"])
+    x = np.array([1e-20 * (1 + 1e-14), 2e-20, 1e-20, 5.0])
+    assert names[R.order_systems(x, names, relative=True)].tolist() == ["d", "z", "b", "c"]
+    assert names[R.order_systems(x, names)].tolist() == ["d", "b", "c", "z"]
