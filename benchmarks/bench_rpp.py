@@ -27,7 +27,7 @@ def main():
     s, fam = best_of(lambda: R.preference_family(c))
     print(f"preference_family (RPP, dcgRPP, invRPP in one pass): {s:.3f} s")
     P = fam["RPP"]
-    s, _ = best_of(lambda: R.aggregate(P, "mc4"))
+    s, _ = best_of(lambda: R.aggregate(P, method="mc4"))
     print(f"win rate + MC4 (10 iterations): {s:.3f} s")
     # per-pair loop through the public single-pair API, for scale
     names = list(c.systems)
@@ -42,7 +42,7 @@ def main():
     pts = pd.DataFrame({"a": np.array(names)[a], "b": np.array(names)[b], "query": topics[rng.integers(0, Q, 2000)]})
     s, _ = best_of(lambda: R.offline_interleaving_points(c, points=pts), repeat=1)
     print(f"offline interleaving, 2000 (pair, topic) points: {s:.3f} s")
-    s, _ = best_of(lambda: R.asl(c), repeat=1)
+    s, _ = best_of(lambda: R.corpus_asl(c), repeat=1)
     print(f"ASL score table: {s:.3f} s")
 
 
