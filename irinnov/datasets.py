@@ -52,7 +52,8 @@ class Source:
         base = (base_url or os.environ.get("IRINNOV_BASE_URL") or BASE_URL).rstrip("/")
         return f"{base}/{self.repo}/{self.commit}/{path}"
 
-def parse_sums(text: str) -> dict:
+def parse_sums(text: str  # `sha256sum` output: `<hex>  <path>` per line
+              ) -> dict:
     "Parse `sha256sum` output (`<hex>  <path>` per line) into {path: hex}."
     sums = {}
     for i, line in enumerate(text.splitlines(), 1):
@@ -64,7 +65,8 @@ def parse_sums(text: str) -> dict:
 
 SOURCES: dict[str, Source] = {}
 
-def register_source(source: Source) -> None:
+def register_source(source: Source  # a repository at a commit with the sha256 of each file irinnov reads from it
+                   ) -> None:
     "Add (or replace) a pinned source in the registry."
     SOURCES[source.repo] = source
 
@@ -785,7 +787,10 @@ def _mirror(mirror) -> Path | None:
     m = mirror if mirror is not None else os.environ.get("IRINNOV_MIRROR")
     return Path(m).expanduser() if m else None
 
-def sha256(path, chunk: int = 1 << 22, gunzip: bool = False) -> str:
+def sha256(path,                  # a file
+           *, chunk: int = 1 << 22,  # bytes read at a time
+           gunzip: bool = False     # hash the decompressed bytes of a gzip file
+          ) -> str:
     "The sha256 hex digest of a file's bytes (of its decompressed bytes with `gunzip=True`)."
     h = hashlib.sha256()
     with (gzip.open if gunzip else open)(path, "rb") as f:
@@ -904,12 +909,14 @@ class DatasetInfo:
 
 REGISTRY: dict[str, DatasetInfo] = {}
 
-def register(info: DatasetInfo) -> None:
+def register(info: DatasetInfo  # the dataset: name, description, pinned files and how to load them
+            ) -> None:
     "Add (or replace) a dataset in the registry (forgetting any loaded copy of a dataset of that name)."
     REGISTRY[info.name] = info
     for k in [k for k in _LOADED if k[0] == info.name]: del _LOADED[k]
 
-def unregister(name: str) -> None:
+def unregister(name: str  # a registered dataset's name
+              ) -> None:
     "Remove a dataset from the registry, with any loaded copy of it."
     REGISTRY.pop(name, None)
     for k in [k for k in _LOADED if k[0] == name]: del _LOADED[k]
@@ -966,7 +973,12 @@ _LOADED: dict = {}
 def _cache_dir(name: str, path=None) -> Path:
     return Path(path).expanduser() if path is not None else home() / name
 
-def fetch(name: str, mirror=None, base_url: str | None = None, progress: bool = True, path=None) -> Path:
+def fetch(name: str,                   # a registered dataset (see `available()`)
+          *, mirror=None,               # a local mirror laid out as `github/<owner>/<repo>/<path>` (default `$IRINNOV_MIRROR`)
+          base_url: str | None = None,  # where to download from instead of GitHub's raw files (tests use a loopback server)
+          progress: bool = True,        # a progress bar while fetching
+          path=None                     # the cache folder (default `$IRINNOV_HOME/<name>`)
+         ) -> Path:
     "Copy (from a mirror) or download the dataset's pinned files into the cache, verify each, return the cache dir."
     info = _info(name)
     if info.nist is not None:
@@ -980,7 +992,9 @@ def fetch(name: str, mirror=None, base_url: str | None = None, progress: bool = 
     finally: bar.close()
     return root
 
-def verify(name: str, path=None) -> pd.DataFrame:
+def verify(name: str,   # a registered dataset
+           *, path=None  # the cache folder (default `$IRINNOV_HOME/<name>`)
+          ) -> pd.DataFrame:
     "Re-hash the cached files of a dataset: one row per file with expected and actual sha256 and `ok`."
     info = _info(name)
     root, rows = _cache_dir(name, path), []
@@ -991,15 +1005,22 @@ def verify(name: str, path=None) -> pd.DataFrame:
                      "status": "missing" if got is None else ("ok" if got == exp else "MISMATCH"), "ok": got == exp})
     return pd.DataFrame(rows, columns=["repo", "path", "expected", "actual", "status", "ok"])
 
-def nist_dir(name: str) -> Path | None:
+def nist_dir(name: str  # a NIST collection's dataset name (`trec8`, `trec5`)
+            ) -> Path | None:
     "Where a NIST collection is looked for without `path=`: $IRINNOV_NIST/<name>, else $IRINNOV_MIRROR/nist/<name> if it exists."
     if os.environ.get("IRINNOV_NIST"): return Path(os.environ["IRINNOV_NIST"]) / name
     mirror = os.environ.get("IRINNOV_MIRROR")
     if mirror and (Path(mirror) / "nist" / name).is_dir(): return Path(mirror) / "nist" / name
     return None
 
-def load(name: str, path=None, mirror=None, progress: bool = True, base_url: str | None = None,
-         strict: bool = True, reload: bool = False) -> Dataset:
+def load(name: str,                   # a registered dataset (see `available()`)
+         *, path=None,                 # the cache folder, or for a NIST collection the folder of your copy
+         mirror=None,                  # a local mirror laid out as `github/<owner>/<repo>/<path>` (default `$IRINNOV_MIRROR`)
+         progress: bool = True,        # progress bars while fetching and reading
+         base_url: str | None = None,  # where to download from instead of GitHub's raw files
+         strict: bool = True,          # refuse files whose sha256 differs from the pinned one (False: warn)
+         reload: bool = False          # read the files again instead of returning the copy loaded before
+        ) -> Dataset:
     "Load a dataset by name (see `available()`): fetched and verified public data, or a NIST copy at `path=`."
     info = _info(name)
     if info.nist is not None and path is None: path = nist_dir(name)
@@ -1081,13 +1102,15 @@ for _n, (_runs, _topics) in {2: (136, 35), 3: (79, 40), 4: (72, 45), 5: (126, 50
 _WEB = "trec-web/trec-web-2014"
 _WEBQ = "zuacubd/trec-web-track-2009-2014"
 
-def web_run_name(path: str) -> str:
+def web_run_name(path: str  # a Web 2012 baseline file, e.g. `.../ql/results-cata-filtered.txt`
+                ) -> str:
     "A distinct system name for a Web 2012 baseline file: `.../ql/results-cata-filtered.txt` → `ql-cata-filtered`."
     p = Path(path)
     stem = p.name[:-4] if p.name.endswith(".txt") else p.name
     return f"{p.parent.name}-{stem.removeprefix('results-')}"
 
-def read_web_topics(path) -> tuple[pd.DataFrame, pd.DataFrame]:
+def read_web_topics(path  # a TREC Web track `full-topics.xml`
+                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     "Parse a TREC Web track `full-topics.xml` into (topics, subtopics) DataFrames."
     root = ET.parse(path).getroot()
     topics, subs = [], []
@@ -1329,7 +1352,8 @@ Waterloo: uwgcx0 uwgcx1
 TREC5_CATEGORY_B_RUNS = ("Ctifr1 Ctifr2 DCU968 DCU969 DCU96A DCU96B DCU96C DCU96D glair4 Mercure-al Mercure-as "
                          "MONASH sdmix1 sdmix2 umcpa1 uncis1 uncis2 UniNE7 UniNE8").split()
 
-def parse_run_list(text: str) -> dict:
+def parse_run_list(text: str  # `group: tag tag ...` lines
+                  ) -> dict:
     "Parse `group: tag tag ...` lines into {tag: group}, in order."
     out = {}
     for line in text.strip().splitlines():
