@@ -9,7 +9,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 FLOOR  ?= .venv-floor
 # the lowest versions settings.ini declares (keep in sync: tests/test_install.py checks it)
-FLOOR_PINS := numpy==2.0.0 pandas==3.0.0 scipy==1.13.0 matplotlib==3.9.0 seaborn==0.13.0 pyarrow==16.0.0 tqdm==4.60.0
+FLOOR_PINS := numpy==2.0.0 pandas==3.0.0 scipy==1.13.0 matplotlib==3.9.0 seaborn==0.13.0 pyarrow==16.0.0 tqdm==4.60.0 fastcore==1.5.29
 # root installs Debian packages directly; anyone else through sudo
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PYTEST := python -m pytest -q -p no:cacheprovider

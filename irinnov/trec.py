@@ -35,7 +35,9 @@ def progress(iterable=None, total=None, desc: str | None = None, **kw):
     "A progress bar on a terminal and in Jupyter (a widget), silent in pipes and CI (override with IRINNOV_PROGRESS=0/1)."
     import sys
     env = os.environ.get("IRINNOV_PROGRESS")
-    jupyter = "ipykernel" in sys.modules
+    ipython = sys.modules.get("IPython")                   # a Jupyter kernel runs this code (not merely imported)
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    jupyter = type(shell).__name__ == "ZMQInteractiveShell"
     if env is not None: disable = env == "0"
     else: disable = bool(os.environ.get("CI")) or not (jupyter or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()))
     if jupyter and not disable:
@@ -1159,29 +1161,48 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     return replace(c, runs_fn=_ordered_fn(runs, L, depth) if keep_runs else None)
 
 # %% ../nbs/00_trec.ipynb #577dbdc4
-def _relevant(self: Campaign, threshold: int = 1) -> np.ndarray:
+from fastcore.basics import patch
+
+@patch
+def relevant(self: Campaign,
+             threshold: int = 1  # the relevance level: grade ≥ threshold is relevant
+            ) -> np.ndarray:
     "Boolean (S, Q, D): the document at that rank has grade ≥ threshold."
     return self.grades >= threshold
 
-def _n_relevant(self: Campaign, threshold: int = 1) -> np.ndarray:
+@patch
+def n_relevant(self: Campaign,
+               threshold: int = 1  # the relevance level
+              ) -> np.ndarray:
     "Relevant documents per topic in the qrels, (Q,)."
     q = self.qrels
     g = q.groupby(["topic_idx", "doc_code"])["grade"].max()
     rel = g[g >= threshold]
     return np.bincount(rel.index.get_level_values(0).to_numpy(), minlength=len(self.topics))
 
-def _judged_grades(self: Campaign) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+@patch
+def judged_grades(self: Campaign) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "Per judged (topic, doc): topic index, doc code, grade (max over subtopics), sorted by topic then doc."
     g = self.qrels.groupby(["topic_idx", "doc_code"], sort=True)["grade"].max()
     return (g.index.get_level_values(0).to_numpy().astype(np.int32),
             g.index.get_level_values(1).to_numpy().astype(np.int32), g.to_numpy().astype(np.int64))
 
-def _evaluated(self: Campaign, threshold: int = 1) -> np.ndarray:
+@patch
+def evaluated(self: Campaign,
+              threshold: int = 1  # the relevance level
+             ) -> np.ndarray:
     "Mask of topics with at least one relevant document (the topics measures average over)."
     return self.n_relevant(threshold) > 0
 
-def _score_table(self: Campaign, values, measure: str, threshold: int = 1, higher_is_better: bool = True,
-                 all_topics: bool = False, **attrs) -> pd.DataFrame:
+@patch
+def score_table(self: Campaign,
+                values,                         # an (S, Q) array of per-topic values
+                measure: str,                   # the measure's name (the table's attrs["measure"])
+                threshold: int = 1,             # the relevance level that decides the evaluated topics
+                higher_is_better: bool = True,  # the measure's orientation (attrs["higher_is_better"])
+                all_topics: bool = False,       # a column for every qrels topic (trec_eval -c), not only evaluated ones
+                **attrs                         # further attrs of the table
+               ) -> pd.DataFrame:
     "Wrap an (S, Q) array as a score table over the evaluated topics (or all qrels topics)."
     values = np.asarray(values, dtype=np.float64)
     cols = np.ones(len(self.topics), bool) if all_topics else self.evaluated(threshold)
@@ -1190,11 +1211,13 @@ def _score_table(self: Campaign, values, measure: str, threshold: int = 1, highe
     df.attrs.update(measure=measure, higher_is_better=higher_is_better, **attrs)
     return df
 
-Campaign.relevant, Campaign.n_relevant, Campaign.evaluated = _relevant, _n_relevant, _evaluated
-Campaign.judged_grades, Campaign.score_table = _judged_grades, _score_table
 
 # %% ../nbs/00_trec.ipynb #41b0de35
-def _subset(self: Campaign, systems=None, topics=None) -> Campaign:
+@patch
+def subset(self: Campaign,
+           systems=None,  # system names or indices to keep (None: all)
+           topics=None    # topic names or indices to keep (None: all)
+          ) -> Campaign:
     "A campaign restricted to some systems (names or indices) and/or topics, sharing nothing mutable."
     si = np.arange(len(self.systems)) if systems is None else _indices(self.systems, systems, "system")
     ti = np.arange(len(self.topics)) if topics is None else _indices(self.topics, topics, "topic")
@@ -1226,7 +1249,10 @@ def _indices(names: np.ndarray, wanted, what: str) -> np.ndarray:
         raise ValueError(f"unknown {what}(s): {[w for w, i in zip(wanted, idx) if i < 0][:5]}")
     return idx
 
-def _truncate(self: Campaign, depth: int | None) -> Campaign:
+@patch
+def truncate(self: Campaign,
+             depth: int | None  # keep each list's top `depth` documents (None: unchanged)
+            ) -> Campaign:
     "The campaign with each list cut to its top `depth` documents (None: unchanged)."
     if depth is None or depth >= self.depth: return self
     if depth < 1: raise ValueError(f"depth must be ≥ 1, not {depth}")
@@ -1239,8 +1265,9 @@ def _truncate(self: Campaign, depth: int | None) -> Campaign:
                     self.scores[:, :, :depth].copy(), np.minimum(self.lengths, depth), self.judged_docs,
                     self.qrels, self.score_dtype, runs)
 
-def _with_qrels(self: Campaign, qrels) -> Campaign:
+@patch
+def with_qrels(self: Campaign,
+               qrels  # the other qrels (a frame, a dict or a file)
+              ) -> Campaign:
     "The same runs judged by other qrels (e.g. with judgments removed), re-encoded from the kept runs."
     return prepare(_mark_unique(self.runs[RUN_COLUMNS]), qrels, self.score_dtype)
-
-Campaign.subset, Campaign.truncate, Campaign.with_qrels = _subset, _truncate, _with_qrels

@@ -448,12 +448,17 @@ def test_progress_shows_in_jupyter_and_on_terminals_only(monkeypatch):
     import types
     from irinnov.trec import progress
     for var in ("IRINNOV_PROGRESS", "CI"): monkeypatch.delenv(var, raising=False)
-    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
     assert progress(range(3)).disable                                   # a pipe
     monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    assert progress(range(3)).disable               # ipykernel merely imported (pytest's nbval plugin does): a pipe
+    ZMQInteractiveShell = type("ZMQInteractiveShell", (), {})
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: ZMQInteractiveShell()
+    monkeypatch.setitem(sys.modules, "IPython", fake)
     bar = progress(range(3))
-    assert not bar.disable                                              # a Jupyter kernel
+    assert not bar.disable                                              # code run by a Jupyter kernel
     bar.close()
     monkeypatch.setenv("IRINNOV_PROGRESS", "0")
     assert progress(range(3)).disable
