@@ -183,9 +183,9 @@ def test_ties_properties(n, seed):
     keep = (x != 0) & (y != 0)
     if keep.any():
         tau_a = (x[keep] * y[keep]).sum() / keep.sum()
-        assert information_tau(r, s, "drop") == pytest.approx(information_tau_from_kendall(tau_a), abs=1e-12)
+        assert information_tau(r, s, ties="drop") == pytest.approx(information_tau_from_kendall(tau_a), abs=1e-12)
     else:
-        assert np.isnan(information_tau(r, s, "drop"))
+        assert np.isnan(information_tau(r, s, ties="drop"))
     # chain rule: I(X_r; X_s, X_t) = ι(r, t) + ι(r, s | t), with the joint term by brute force over ordered pairs
     xr, xs, xt = (np.sign(z.values[i] - z.values[j]) for z in (r, s, t))
     samples = [(a, (b, c)) for a, b, c in zip(xr, xs, xt)] + [(-a, (-b, -c)) for a, b, c in zip(xr, xs, xt)]
@@ -228,9 +228,9 @@ def test_example3_graded():
     np.testing.assert_allclose(b.values, [1 - hb(5 / 6), (5 / 6) * (1 - hb(3 / 5)), 1], atol=1e-12)
     assert ric_counts(RUNS3, QRELS3)[["c", "d", "u"]].values.tolist() == [[6, 2, 0], [5, 2, 1], [1, 7, 0]]
     assert round(joint_ric(RUNS3, QRELS3, systems=["G1", "G2"]).iloc[0], 6) == 0.298795
-    assert round(information_difference(RUNS3, QRELS3, "G1", "G2").iloc[0], 6) == 0.289099
+    assert round(information_difference(RUNS3, QRELS3, a="G1", b="G2").iloc[0], 6) == 0.289099
     assert round(joint_ric(RUNS3, QRELS3, systems=["G1", "G2"], graded=False).iloc[0], 6) == 0.459148
-    assert round(information_difference(RUNS3, QRELS3, "G1", "G2", graded=False).iloc[0], 6) == 0.544110
+    assert round(information_difference(RUNS3, QRELS3, a="G1", b="G2", graded=False).iloc[0], 6) == 0.544110
 
 
 def test_example2_joint_and_id():
@@ -320,7 +320,7 @@ def test_joint_and_id_match_brute_force(seed, graded):
 
 
 def test_id_with_empty_run_is_ric():
-    assert information_difference(RUNS2, QRELS2, "S1", "S2").tolist() == pytest.approx(
+    assert information_difference(RUNS2, QRELS2, a="S1", b="S2").tolist() == pytest.approx(
         ric(RUNS2, QRELS2).loc["S1"].tolist(), abs=1e-12)
 
 
@@ -353,7 +353,7 @@ def test_one_level_topic_dropped_with_warning():
     with pytest.warns(UserWarning, match="t4"):
         assert list(joint_ric(runs, qrels, systems=["G1", "G2"]).index) == ["t3", "t5"]
     with pytest.warns(UserWarning, match="t4"):
-        assert list(information_difference(runs, qrels, "G1", "G2").index) == ["t3", "t5"]
+        assert list(information_difference(runs, qrels, a="G1", b="G2").index) == ["t3", "t5"]
     with pytest.warns(UserWarning, match="t4"):
         assert sorted(set(ric_counts(runs, qrels)["query"])) == ["t3", "t5"]
 
