@@ -128,9 +128,7 @@ def asl(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
         threshold: int = 1,           # relevance level: grade ≥ threshold is relevant
         pad_to: int | None = None,    # give every ranking this length (non-relevant padding); None: as returned
        ) -> pd.DataFrame:
-    "Score table of Alex, Hall & Metzler's atomized search length ASL_q (Eq. 4) or ASL@g1-n (Eq. 5); lower is better."
-    # Not the RPP paper's corpus-end ASL (Diaz & Ferraro's search length with unretrieved documents at the end of
-    # the corpus): that reading is `irinnov.rpp.corpus_asl`.
+    "Alex, Hall & Metzler's atomized search length ASL_q (Eq. 4) or ASL@g1-n (Eq. 5), lower is better; the RPP paper's corpus-end ASL is `rpp.corpus_asl`."
     n = check_cutoff(n, arg="n", optional=True)
     core = _core(runs, qrels, threshold, pad_to, "asl")
     _warn_zero(core)
