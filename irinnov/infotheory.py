@@ -17,12 +17,11 @@ from scipy.stats import spearmanr
 from .conventions import QrelsLike, RunsLike, campaign_of, check_depth, check_threshold, judgment_keys, round_significant
 from .trec import Campaign, NO_GRADE
 from . import meta
-from .metrics import average_precision, ndcg
 
 # %% auto #0
-__all__ = ['PAPER_TREC8', 'information_tau_from_kendall', 'information_tau', 'conditional_information_tau', 'ric', 'ric_counts',
-           'joint_ric', 'information_differences', 'information_difference', 'binned_pairs', 'same_group_summary',
-           'rank_correlations', 'reproduce_trec8']
+__all__ = ['information_tau_from_kendall', 'information_tau', 'conditional_information_tau', 'ric', 'ric_counts', 'joint_ric',
+           'information_differences', 'information_difference', 'binned_pairs', 'same_group_summary',
+           'rank_correlations']
 
 # %% ../nbs/14_infotheory.ipynb #3218eaf5
 def _hb(p) -> np.ndarray:
@@ -443,18 +442,3 @@ def rank_correlations(x: pd.Series,   # system scores (higher = better); `top` i
     rho = lambda u, v: float(spearmanr(tied(u), tied(v)).statistic)
     tau = lambda u, v: meta.kendall_tau(u, v, higher_is_better=True)
     return {"τ all": tau(x, y), "ρ all": rho(x, y), f"τ top {top}": tau(x[best], y[best]), f"ρ top {top}": rho(x[best], y[best])}
-
-# %% ../nbs/14_infotheory.ipynb #e7b414ee
-PAPER_TREC8 = {"τ all (min over panels)": 0.799, "τ top 10 (min over panels)": 0.644, "leading same-group pairs": 27}
-
-def reproduce_trec8(ds,               # the loaded TREC-8 dataset (`irinnov.datasets.load('trec8')`)
-                    *,
-                    bins: int = 20,   # MAP bins of the same-group test
-                   ) -> dict:
-    "The paper's TREC-8 checks on a loaded NIST copy: RIC vs MAP / nDCG correlations and the binned same-group test."
-    c = ds.campaign()
-    means = pd.DataFrame({"RIC": ric(c, graded=False).mean(axis=1), "MAP": average_precision(c).mean(axis=1),
-                          "nDCG": ndcg(c).mean(axis=1)})
-    corr = pd.DataFrame({f"RIC vs {x}": rank_correlations(means[x], means["RIC"]) for x in ("MAP", "nDCG")}).T
-    bp = binned_pairs(c, means["MAP"], ds.meta["group"].astype(str), bins=bins, graded=False)
-    return {"means": means, "correlations": corr, "pairs": bp, "summary": same_group_summary(bp)}

@@ -391,7 +391,7 @@ def test_reproduce_trec8_on_a_synthetic_nist_tree(tmp_path, monkeypatch):
     import gzip
     from scipy.stats import spearmanr
     from irinnov import datasets as D
-    from irinnov.infotheory import reproduce_trec8
+    from irinnov.experiments.infotheory import reproduce_trec8
     monkeypatch.delenv("IRINNOV_NIST", raising=False)
     groups = D.parse_run_list(D.TREC8_ADHOC_RUNS)                       # {tag: group}
     rng = np.random.default_rng(8)
