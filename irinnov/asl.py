@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,7 @@ from .trec import Campaign
 
 # %% auto #0
 __all__ = ['ABLATION_STEPS', 'document_asl', 'asl', 'needed_depth', 'rrie', 'Measure', 'ablation_measures', 'better_matrix',
-           'delta_sort', 'kendall', 'delta_value', 'compare', 'ablation', 'effective_top_share',
+           'delta_sort', 'kendall', 'delta_value', 'compare', 'ablation', 'TopShare', 'effective_top_share',
            'equivalent_search_lengths', 'effective_top_shares']
 
 # %% ../nbs/13_asl.ipynb #82389a97
@@ -56,6 +57,11 @@ def _core(runs, qrels, threshold: int, pad_to, what: str) -> _Core:
         irrel = np.where(lengths > 0, lengths - k, D_q[None, :])   # a missing ranking: D_q non-relevant documents
     n_q = c.n_relevant(threshold)
     return _Core(c, rel, cum, n_q, k.astype(np.int64), irrel.astype(np.int64), n_q > 0)
+
+def _name(base: str, threshold: int, pad_to) -> str:
+    "The table's name as researchers write it (as `irinnov.report.parse_measure` prints it): options only when not the default."
+    opts = ([f"pad={pad_to}"] if pad_to else []) + ([f"rel={threshold}"] if threshold != 1 else [])
+    return base + (f"({', '.join(opts)})" if opts else "")
 
 def _warn_zero(core: _Core):
     z = core.zero_pairs()
@@ -132,7 +138,7 @@ def asl(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
     n = check_cutoff(n, arg="n", optional=True)
     core = _core(runs, qrels, threshold, pad_to, "asl")
     _warn_zero(core)
-    name = "ASL" if n is None else f"ASL@g1-{n}"
+    name = _name("ASL" if n is None else f"ASL@g1-{n}", threshold, pad_to)
     return core.c.score_table(_asl_values(core, n), name, threshold, higher_is_better=False, pad_to=pad_to)
 
 # %% ../nbs/13_asl.ipynb #b94a2c49
@@ -149,7 +155,8 @@ def needed_depth(runs: RunsLike,              # a Campaign, or runs (with `qrels
     m = np.minimum(n, core.n_q)[None, :]
     at_m = np.where(core.rel & (core.cum == m[:, :, None]), core.asl_d, 0).sum(axis=2)
     val = np.where(core.k >= m, at_m, core.irrel_q) + m - 1
-    return core.c.score_table(val, f"depth@g1-{n}", threshold, higher_is_better=False, pad_to=pad_to)
+    return core.c.score_table(val, _name(f"depth@g1-{n}", threshold, pad_to), threshold, higher_is_better=False,
+                              pad_to=pad_to)
 
 # %% ../nbs/13_asl.ipynb #2c0ca04d
 def rrie(better,                   # the better system's score(s): float, array, Series or DataFrame
@@ -178,7 +185,10 @@ class Measure:
     name: str = ""
 
     @classmethod
-    def from_table(cls, table: pd.DataFrame, higher_is_better: bool | None = None) -> "Measure":
+    def from_table(cls,
+                   table: pd.DataFrame,                   # a score table (systems × topics)
+                   higher_is_better: bool | None = None,  # its direction; None: from its attrs (default True)
+                  ) -> "Measure":
         "A Measure whose system score is the row mean of a score table (direction from `attrs` unless given)."
         hib = table.attrs.get("higher_is_better", True) if higher_is_better is None else bool(higher_is_better)
         return cls(table, table.mean(axis=1), hib, table.attrs.get("measure", ""))
@@ -244,7 +254,11 @@ def _paired_t_pvalues(X: np.ndarray) -> np.ndarray:
     P[j, i] = p
     return P
 
-def better_matrix(measure, *, margin: float = 0.10, alpha: float = 0.05) -> pd.DataFrame:
+def better_matrix(measure: Measure | pd.DataFrame,  # a `Measure` or a score table (direction from its attrs)
+                  *,
+                  margin: float = 0.10,   # the score must be at least this much (relatively) better ...
+                  alpha: float = 0.05,    # ... and the paired t-test p-value ≤ alpha
+                 ) -> pd.DataFrame:
     "Boolean systems × systems: row system better than column system (score ≥ 10% better and paired t-test p ≤ alpha)."
     m = _as_measure(measure)
     if not 0 <= margin < 1: raise ValueError(f"margin must be in [0, 1), not {margin}")
@@ -262,7 +276,12 @@ def _aligned(old, new) -> tuple:
     ix = old.system.index
     return old, Measure(new.per_topic.loc[ix], new.system.loc[ix], new.higher_is_better, new.name)
 
-def delta_sort(old, new, *, margin: float = 0.10, alpha: float = 0.05) -> pd.Series:
+def delta_sort(old: Measure | pd.DataFrame,   # the measure switched from
+               new: Measure | pd.DataFrame,   # the measure switched to (same systems)
+               *,
+               margin: float = 0.10,          # `better_matrix`'s margin
+               alpha: float = 0.05,           # `better_matrix`'s significance level
+              ) -> pd.Series:
     "ΔSort_s = 100 |n_0(s) − n_1(s)| / |S|: change in how many systems are better than s (paper §4.4)."
     old, new = _aligned(old, new)
     n0 = better_matrix(old, margin=margin, alpha=alpha).to_numpy().sum(axis=0)
@@ -270,21 +289,30 @@ def delta_sort(old, new, *, margin: float = 0.10, alpha: float = 0.05) -> pd.Ser
     return pd.Series(100 * np.abs(n0 - n1) / len(n0), index=pd.Index(old.system.index.astype(str), name="system"),
                      name="delta_sort")
 
-def kendall(old, new) -> float:
+def kendall(old: Measure | pd.DataFrame,   # one measure
+            new: Measure | pd.DataFrame,   # another (same systems)
+           ) -> float:
     "Kendall τ-b between the system orderings of two measures (both oriented higher-is-better)."
     old, new = _aligned(old, new)
     # as irinnov.meta.kendall_tau: means equal in exact arithmetic can differ in their last bits, so they are
     # rounded to 12 significant digits to tie
     return kendall_tau_b(old.oriented.to_numpy(float), new.oriented.to_numpy(float), digits=12)
 
-def delta_value(old, new) -> float:
+def delta_value(old: Measure | pd.DataFrame,   # the measure switched from
+                new: Measure | pd.DataFrame,   # the measure switched to (same systems)
+               ) -> float:
     "Mean over systems of new/old system score, both in precision space (ASL as 1/ASL); systems with old 0 skipped."
     old, new = _aligned(old, new)
     o, n = old.p_space.to_numpy(float), new.p_space.to_numpy(float)
     ok = o != 0
     return float(np.mean(n[ok] / o[ok]))
 
-def compare(old, new, *, margin: float = 0.10, alpha: float = 0.05) -> dict:
+def compare(old: Measure | pd.DataFrame,   # the measure switched from
+            new: Measure | pd.DataFrame,   # the measure switched to (same systems)
+            *,
+            margin: float = 0.10,          # `better_matrix`'s margin
+            alpha: float = 0.05,           # `better_matrix`'s significance level
+           ) -> dict:
     "ΔSort (max and mean over systems), Kendall τ and ΔValue of switching from measure `old` to `new`."
     ds = delta_sort(old, new, margin=margin, alpha=alpha)
     return {"delta_sort_max": float(ds.max()), "delta_sort_mean": float(ds.mean()),
@@ -335,13 +363,22 @@ def _check_sl(sl) -> np.ndarray:
     if not np.isfinite(sl).any(): raise ValueError("sl: at least one search length must be finite")
     return sl
 
-def effective_top_share(sl) -> tuple:
-    "Appendix A.1: the top k search lengths whose plain mean is closest to the precision-space mean → (k, share, target, top_mean)."
+class TopShare(NamedTuple):
+    "Appendix A.1 on one list of search lengths."
+    k: int             # the top k search lengths ...
+    share: float       # ... as a share of the list
+    target: float      # the precision-space mean T (harmonic mean of the search lengths)
+    top_mean: float    # the plain mean of the top k, the closest to T
+
+def effective_top_share(sl   # search lengths (positive; inf for a document never found)
+                       ) -> TopShare:
+    "Appendix A.1: the top k search lengths whose plain mean is closest to the precision-space mean."
     sl = np.sort(_check_sl(sl))
     k, share, T, top = _shares(sl[None, :], np.array([len(sl)]))
-    return int(k[0]), float(share[0]), float(T[0]), float(top[0])
+    return TopShare(int(k[0]), float(share[0]), float(T[0]), float(top[0]))
 
-def equivalent_search_lengths(sl) -> np.ndarray:
+def equivalent_search_lengths(sl   # search lengths (positive; inf for a document never found)
+                             ) -> np.ndarray:
     "Appendix A.1: search lengths x_i = 1 + T(1 − 1/SL_i) whose plain mean equals the precision-space mean T."
     sl = _check_sl(sl)
     T = len(sl) / (1.0 / sl).sum()

@@ -39,7 +39,8 @@ def _entropy_counts(counts) -> float:
     p = n / n.sum()
     return float(-(p * np.log2(p)).sum())
 
-def information_tau_from_kendall(tau):
+def information_tau_from_kendall(tau   # Kendall's τ of two tie-free rankings, in [-1, 1] (scalar or array)
+                                ):
     "Theorem 1: the information τ (bits) of two tie-free rankings whose Kendall τ is `tau` (scalar or array)."
     t = np.asarray(tau, dtype=np.float64)
     if np.any(np.abs(t) > 1 + 1e-12): raise ValueError(f"tau must lie in [-1, 1], got {t[np.abs(t) > 1 + 1e-12].ravel()[0]}")
@@ -227,8 +228,10 @@ def _ric_from_counts(c, d, N) -> np.ndarray:
     ok = (nd > 0) & (N > 0)
     return np.where(ok, nd / np.where(ok, N, 1) * (1 - _hb(c / np.where(ok, nd, 1))), 0.0)
 
-def _measure(name: str, depth, graded: bool) -> str:
-    return name + ("" if graded else "(binary)") + ("" if depth is None else f"@{depth}")
+def _measure(name: str, depth, graded: bool, threshold: int = 1, signed: bool = False) -> str:
+    "The table's name as researchers write it (as `irinnov.report.parse_measure` prints it): options only when not the default."
+    opts = (["graded=0"] if not graded else []) + ([f"rel={threshold}"] if threshold != 1 else []) + (["signed=1"] if signed else [])
+    return name + ("" if depth is None else f"@{depth}") + (f"({', '.join(opts)})" if opts else "")
 
 # %% ../nbs/14_infotheory.ipynb #14516895
 def ric(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
@@ -248,7 +251,7 @@ def ric(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
     if signed: v = np.sign(cc - dd) * v
     df = pd.DataFrame(v[:, cols], index=pd.Index(c.systems.astype(str), name="system"),
                       columns=pd.Index(c.topics[cols].astype(str), name="query"))
-    df.attrs.update(measure=_measure("RIC", depth, graded) + (" signed" if signed else ""), higher_is_better=True,
+    df.attrs.update(measure=_measure("RIC", depth, graded, threshold, signed), higher_is_better=True,
                     threshold=threshold)
     return df
 
@@ -317,8 +320,10 @@ def joint_ric(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
     sp = _space(c, depth, graded, threshold)
     ev = _topics(c, sp, threshold)
     vals = [_joint_mi(*sp.split(idx, q), int(sp.N[q])) for q in ev]
-    return pd.Series(np.minimum(vals, 1.0), index=pd.Index(c.topics[ev].astype(str), name="query"),
-                     name=_measure("joint RIC", depth, graded))
+    out = pd.Series(np.minimum(vals, 1.0), index=pd.Index(c.topics[ev].astype(str), name="query"),
+                    name=_measure("joint RIC", depth, graded, threshold))
+    out.attrs.update(measure=out.name, higher_is_better=True, threshold=threshold)
+    return out
 
 # %% ../nbs/14_infotheory.ipynb #87440f0b
 def _pair_joint(cells: tuple, npos, nneg, a, b, N) -> np.ndarray:
@@ -380,7 +385,7 @@ def information_differences(runs: RunsLike,             # a Campaign, or runs (w
         out[:, k] = np.where((idv < 0) & (idv > -1e-12), 0.0, idv)      # rounding noise of identical runs
     index = pd.MultiIndex.from_arrays([[str(p[0]) for p in pairs], [str(p[1]) for p in pairs]], names=["a", "b"])
     df = pd.DataFrame(out, index=index, columns=pd.Index(c.topics[ev].astype(str), name="query"))
-    df.attrs.update(measure=_measure("ID", depth, graded), higher_is_better=True)
+    df.attrs.update(measure=_measure("ID", depth, graded, threshold), higher_is_better=True, threshold=threshold)
     return df
 
 def information_difference(runs: RunsLike,             # a Campaign, or runs (with `qrels`)

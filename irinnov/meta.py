@@ -50,12 +50,14 @@ def _pair_orientation(higher_is_better) -> tuple:
         return higher_is_better
     return higher_is_better, higher_is_better
 
-def system_scores(table: pd.DataFrame | pd.Series,   # a score table (systems × topics) or a Series of system scores
+def system_scores(table: pd.DataFrame | pd.Series,   # a score table (systems × topics), a Series of system scores or a plain vector
                   *,
                   oriented: bool = False,             # negate lower-is-better scores (then attrs say higher is better)
                   higher_is_better: bool | None = None, # the direction of `table`; None: from its attrs (see above)
                  ) -> pd.Series:
     "Overall system scores: the row means of a score table (a Series passes through), oriented on request."
+    if isinstance(table, (np.ndarray, list, tuple)):     # a plain vector: systems by position, no attrs
+        table = pd.Series(np.asarray(table, float), index=pd.RangeIndex(len(table), name="system"))
     if isinstance(table, pd.Series): s = table.astype(float).copy()
     elif isinstance(table, pd.DataFrame):
         if _is_pref(table):
@@ -147,7 +149,10 @@ def _range_sf(w: np.ndarray, k: int) -> np.ndarray:
 
 _W_MAX = 16.0
 
-def studentized_range_sf(q, k: int, df: float) -> np.ndarray:
+def studentized_range_sf(q,            # the studentized range value(s), any shape
+                         k: int,       # number of groups (systems), ≥ 2
+                         df: float,    # degrees of freedom of the variance estimate (np.inf: known variance)
+                        ) -> np.ndarray:
     "Survival function of the studentized range (k groups, df degrees of freedom), vectorised; matches scipy to ~1e-10."
     q = np.asarray(q, float)
     if k < 2: raise ValueError(f"k must be ≥ 2, not {k}")
@@ -236,7 +241,8 @@ def _unpaired_t_pvalues(X: np.ndarray, ia, ib) -> np.ndarray:
     flat = sp2 <= 1e-24 * np.maximum(1.0, np.abs(X).max()) ** 2
     return np.where(flat, np.where(np.abs(diff) <= 1e-12 * max(1.0, np.abs(X).max()), 1.0, 0.0), p)
 
-def anova_residual_ms(X: np.ndarray) -> tuple[float, int]:
+def anova_residual_ms(X: np.ndarray   # scores, systems × topics
+                     ) -> tuple[float, int]:
     "Residual mean square and its df of the two-way (system + topic) ANOVA without interaction on an S × n array."
     X = np.asarray(X, float)
     S, n = X.shape

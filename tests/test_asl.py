@@ -657,3 +657,14 @@ def test_table1_passages_and_fig5_on_dl2020():
     assert round(plus1[neural]) == 215 and round(plus1[bm25]) == 264          # Eq. 3 with irrel_q + 1 for unretrieved
     x = d[d.system == neural]
     assert (x.asl > 900).sum() > 750
+
+
+def test_canonical_names_and_top_share_fields():
+    assert A.asl(RA, QA).attrs["measure"] == "ASL"
+    assert A.asl(RA, QA, n=10, pad_to=5).attrs["measure"] == "ASL@g1-10(pad=5)"
+    assert A.asl(RA, QA, threshold=2).attrs["measure"] == "ASL(rel=2)"
+    assert A.asl(RA, QA).attrs["higher_is_better"] is False
+    ts = A.effective_top_share([1, 1000])
+    assert (ts.k, ts.share) == (1, 0.5) and close(ts.target, Fr(2000, 1001)) and ts.top_mean == 1.0
+    k, share, target, top = ts                                    # still unpacks as before
+    assert (k, share, target, top) == tuple(ts)

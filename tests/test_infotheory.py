@@ -438,3 +438,27 @@ def test_reproduce_trec8_on_a_synthetic_nist_tree(tmp_path, monkeypatch):
         assert row["ρ all"] == pytest.approx(spearmanr(m[x], m["RIC"]).statistic, abs=1e-12)
         top = sorted(m.index, key=lambda s: -m.loc[s, x])[:10]
         assert row["τ top 10"] == pytest.approx(kendalltau(m.loc[top, x], m.loc[top, "RIC"]).statistic, abs=1e-12)
+
+
+def test_cache_lives_beside_the_campaign_and_dies_with_it():
+    "The per-campaign cache is not written into the Campaign, and it goes when the campaign is garbage-collected."
+    import gc, weakref
+    from irinnov import infotheory as it
+    c = prepare(RUNS3, QRELS3)
+    first = ric(c)
+    assert "_infotheory_cache" not in c.__dict__ and id(c) in it._SPACES
+    assert ric(c).equals(first)                                   # the second call reads the cache
+    ref = weakref.ref(c)
+    del c
+    gc.collect()
+    assert ref() is None and all(v[0]() is not None for v in it._SPACES.values())
+
+
+def test_names_and_attrs_follow_the_canonical_form():
+    assert ric(RUNS3, QRELS3).attrs["measure"] == "RIC"
+    assert ric(RUNS3, QRELS3, graded=False, depth=100).attrs["measure"] == "RIC@100(graded=0)"
+    assert ric(RUNS3, QRELS3, threshold=2).attrs["measure"] == "RIC(rel=2)"
+    j = joint_ric(RUNS3, QRELS3, systems=["G1", "G2"])
+    assert (j.name, j.attrs["measure"], j.attrs["higher_is_better"]) == ("joint RIC", "joint RIC", True)
+    with pytest.raises(TypeError, match="holds its own qrels"):
+        ric(prepare(RUNS3, QRELS3), 100)                          # depth is keyword-only

@@ -642,3 +642,29 @@ def test_properties_of_tau_ap(x, y):
     if len(set(y)) > 1:
         assert -1 - 1e-12 <= v <= 1 + 1e-12
         assert abs(tau_ap(b, b) - 1) < 1e-12
+
+
+def test_orientation_rule_on_every_direction_dependent_function():
+    "attrs saying lower is better are refused without higher_is_better=; a plain vector is higher-is-better."
+    t = rand_table(S=6, n=8, seed=3)
+    low = table(-t.to_numpy(), hib=False)
+    with pytest.raises(ValueError, match="pass higher_is_better="):
+        system_scores(low, oriented=True)
+    with pytest.raises(ValueError, match="pass higher_is_better="):
+        tau_ap(t, low)
+    with pytest.raises(ValueError, match="pass higher_is_better="):
+        compare_orderings({"t": t, "low": low})
+    with pytest.raises(ValueError, match="pass higher_is_better="):
+        topic_degradation({"low": low}, ks=(2,), trials=1)
+    m = compare_orderings({"t": t, "low": low}, higher_is_better={"low": False})
+    assert abs(m.loc["t", ("tau", "low")] - 1) < 1e-12 and abs(m.loc["t", ("tau_ap", "low")] - 1) < 1e-12
+    a = topic_degradation({"x": t}, ks=(2, 4), trials=3)
+    b = topic_degradation({"x": low}, ks=(2, 4), trials=3, higher_is_better=False)
+    assert a[["tau", "tau_ap"]].equals(b[["tau", "tau_ap"]])
+    # plain vectors: matched by position, higher is better
+    assert kendall_tau(np.array([3., 2, 1]), [1., 2, 3]) == -1.0
+    with pytest.raises(TypeError, match="True, False or None"):
+        kendall_tau(t, t, higher_is_better="yes")
+    # the direction-free functions give the same answer both ways
+    assert stability(t, trials=50) == stability(low, trials=50)
+    assert pairwise_pvalues(t, test="t-holm").equals(pairwise_pvalues(low, test="t-holm"))
