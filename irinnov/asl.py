@@ -7,31 +7,21 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from .meta import _kendall, _round_significant
-from .trec import Campaign, prepare
+from .conventions import (QrelsLike, RunsLike, campaign_of, check_cutoff, check_threshold, judgment_keys,
+                          kendall_tau_b, paired_t_pvalues)
+from .trec import Campaign
 
 # %% auto #0
 __all__ = ['ABLATION_STEPS', 'document_asl', 'asl', 'needed_depth', 'rrie', 'Measure', 'ablation_measures', 'better_matrix',
-           'delta_sort', 'kendall', 'delta_value', 'compare', 'ablation', 'effective_top_share',
+           'delta_sort', 'kendall', 'delta_value', 'compare', 'ablation', 'TopShare', 'effective_top_share',
            'equivalent_search_lengths', 'effective_top_shares']
 
 # %% ../nbs/13_asl.ipynb #82389a97
-def _check_int(x, name: str, allow_none: bool = True):
-    if x is None and allow_none: return None
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
-        raise ValueError(f"{name} must be an integer ≥ 1, not {x!r}")
-    return int(x)
-
-def _check_threshold(threshold):
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, np.integer)):
-        raise ValueError(f"threshold must be an integer, not {threshold!r}")
-    return int(threshold)
-
 @dataclass
 class _Core:
     "Everything ASL needs, computed once from the Campaign arrays (S systems, Q topics, D depth)."
@@ -53,9 +43,9 @@ class _Core:
         "(S, Q) bool: case (iv), some relevant document unretrieved while irrel_q = 0."
         return self.ev[None, :] & (self.k < self.n_q[None, :]) & (self.irrel_q == 0)
 
-def _core(runs, qrels, threshold: int, pad_to) -> _Core:
-    threshold, pad_to = _check_threshold(threshold), _check_int(pad_to, "pad_to")
-    c = prepare(runs, qrels)
+def _core(runs, qrels, threshold: int, pad_to, what: str) -> _Core:
+    threshold, pad_to = check_threshold(threshold), check_cutoff(pad_to, arg="pad_to", optional=True)
+    c = campaign_of(runs, qrels, what=what)
     grades, lengths = c.grades, c.lengths
     if pad_to is not None: grades, lengths = grades[:, :, :pad_to], np.minimum(lengths, pad_to)
     rel = grades >= threshold
@@ -67,6 +57,11 @@ def _core(runs, qrels, threshold: int, pad_to) -> _Core:
         irrel = np.where(lengths > 0, lengths - k, D_q[None, :])   # a missing ranking: D_q non-relevant documents
     n_q = c.n_relevant(threshold)
     return _Core(c, rel, cum, n_q, k.astype(np.int64), irrel.astype(np.int64), n_q > 0)
+
+def _name(base: str, threshold: int, pad_to) -> str:
+    "The table's name as researchers write it (as `irinnov.report.parse_measure` prints it): options only when not the default."
+    opts = ([f"pad={pad_to}"] if pad_to else []) + ([f"rel={threshold}"] if threshold != 1 else [])
+    return base + (f"({', '.join(opts)})" if opts else "")
 
 def _warn_zero(core: _Core):
     z = core.zero_pairs()
@@ -80,19 +75,23 @@ def _pair_names(core: _Core, mask: np.ndarray, limit: int = 5) -> list:
     return [(str(core.c.systems[a]), str(core.c.topics[b])) for a, b in zip(s[:limit], q[:limit])]
 
 # %% ../nbs/13_asl.ipynb #428de670
-def document_asl(runs, qrels=None, threshold: int = 1, *, pad_to: int | None = None) -> pd.DataFrame:
+def document_asl(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
+                 qrels: QrelsLike = None,      # the qrels, when `runs` is not a Campaign
+                 *,
+                 threshold: int = 1,           # relevance level: grade ≥ threshold is relevant
+                 pad_to: int | None = None,    # give every ranking this length (non-relevant padding); None: as returned
+                ) -> pd.DataFrame:
     "ASL of every (system, topic, relevant document) with its rank, rel_above and irrel_q (Eq. 1–3), in run order."
-    core = _core(runs, qrels, threshold, pad_to)
+    core = _core(runs, qrels, threshold, pad_to, "document_asl")
     _warn_zero(core)
     c = core.c
     tq, dc, gr = c.judged_grades()
     keep = (gr >= threshold) & core.ev[tq]
     tq, dc, gr = tq[keep], dc[keep], gr[keep]                 # relevant (topic, doc), sorted by topic then doc code
-    J = max(len(c.judged_docs), 1)
-    key = tq.astype(np.int64) * J + dc
+    key = judgment_keys(c, tq, dc)
     S, N = len(c.systems), len(tq)
     s, q, p = np.nonzero(core.rel & core.ev[None, :, None])  # retrieved relevant documents, (system, topic, rank) order
-    ridx = np.searchsorted(key, q.astype(np.int64) * J + c.docs[s, q, p])
+    ridx = np.searchsorted(key, judgment_keys(c, q, c.docs[s, q, p]))
     retrieved = np.zeros((S, N), bool)
     retrieved[s, ridx] = True
     us, ui = np.nonzero(~retrieved)                            # unretrieved: (system, relevant-document index)
@@ -128,26 +127,43 @@ def _asl_values(core: _Core, n: int | None) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return (taken + n_unret * core.irrel_q) / m
 
-def asl(runs, qrels=None, n: int | None = None, threshold: int = 1, *, pad_to: int | None = None) -> pd.DataFrame:
-    "Score table of ASL_q (Eq. 4) or ASL@g1-n (Eq. 5, first n relevant documents in run order); lower is better."
-    n = _check_int(n, "n")
-    core = _core(runs, qrels, threshold, pad_to)
+def asl(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
+        qrels: QrelsLike = None,      # the qrels, when `runs` is not a Campaign
+        *,
+        n: int | None = None,         # average the first n relevant documents in run order (ASL@g1-n); None: all
+        threshold: int = 1,           # relevance level: grade ≥ threshold is relevant
+        pad_to: int | None = None,    # give every ranking this length (non-relevant padding); None: as returned
+       ) -> pd.DataFrame:
+    "Alex, Hall & Metzler's atomized search length ASL_q (Eq. 4) or ASL@g1-n (Eq. 5), lower is better; the RPP paper's corpus-end ASL is `rpp.corpus_asl`."
+    n = check_cutoff(n, arg="n", optional=True)
+    core = _core(runs, qrels, threshold, pad_to, "asl")
     _warn_zero(core)
-    name = "ASL" if n is None else f"ASL@g1-{n}"
+    name = _name("ASL" if n is None else f"ASL@g1-{n}", threshold, pad_to)
     return core.c.score_table(_asl_values(core, n), name, threshold, higher_is_better=False, pad_to=pad_to)
 
 # %% ../nbs/13_asl.ipynb #b94a2c49
-def needed_depth(runs, qrels=None, n: int = 10, threshold: int = 1, *, pad_to: int | None = None) -> pd.DataFrame:
+def needed_depth(runs: RunsLike,              # a Campaign, or runs (with `qrels`)
+                 qrels: QrelsLike = None,     # the qrels, when `runs` is not a Campaign
+                 *,
+                 n: int = 10,                 # the min(n, n_q)-th relevant document in run order
+                 threshold: int = 1,          # relevance level: grade ≥ threshold is relevant
+                 pad_to: int | None = None,   # give every ranking this length (non-relevant padding); None: as returned
+                ) -> pd.DataFrame:
     "Score table of the rank at which the min(n, n_q)-th relevant document sits (a lower bound when unretrieved)."
-    n = _check_int(n, "n", allow_none=False)
-    core = _core(runs, qrels, threshold, pad_to)
+    n = check_cutoff(n, arg="n")
+    core = _core(runs, qrels, threshold, pad_to, "needed_depth")
     m = np.minimum(n, core.n_q)[None, :]
     at_m = np.where(core.rel & (core.cum == m[:, :, None]), core.asl_d, 0).sum(axis=2)
     val = np.where(core.k >= m, at_m, core.irrel_q) + m - 1
-    return core.c.score_table(val, f"depth@g1-{n}", threshold, higher_is_better=False, pad_to=pad_to)
+    return core.c.score_table(val, _name(f"depth@g1-{n}", threshold, pad_to), threshold, higher_is_better=False,
+                              pad_to=pad_to)
 
 # %% ../nbs/13_asl.ipynb #2c0ca04d
-def rrie(better, worse, kind: str = "precision"):
+def rrie(better,                   # the better system's score(s): float, array, Series or DataFrame
+         worse,                    # the worse system's score(s), same shape
+         *,
+         kind: str = "precision",  # "precision" (Eq. 11, optimum 1, higher better) or "length" (Eq. 12, optimum 1, lower better)
+        ):
     "Relative reduction in error from `worse` to `better`: Eq. 11 (`precision`, optimum 1) or Eq. 12 (`length`, optimum 1)."
     if kind not in ("precision", "length"): raise ValueError(f"kind must be 'precision' or 'length', not {kind!r}")
     pandas = isinstance(better, (pd.Series, pd.DataFrame)) or isinstance(worse, (pd.Series, pd.DataFrame))
@@ -160,7 +176,7 @@ def rrie(better, worse, kind: str = "precision"):
     return float(out) if out.ndim == 0 else out
 
 # %% ../nbs/13_asl.ipynb #9e787815
-@dataclass
+@dataclass(frozen=True)
 class Measure:
     "A per-topic table with its system scores and direction (one step of the MAP → ASL ablation)."
     per_topic: pd.DataFrame
@@ -169,7 +185,10 @@ class Measure:
     name: str = ""
 
     @classmethod
-    def from_table(cls, table: pd.DataFrame, higher_is_better: bool | None = None) -> "Measure":
+    def from_table(cls,
+                   table: pd.DataFrame,                   # a score table (systems × topics)
+                   higher_is_better: bool | None = None,  # its direction; None: from its attrs (default True)
+                  ) -> "Measure":
         "A Measure whose system score is the row mean of a score table (direction from `attrs` unless given)."
         hib = table.attrs.get("higher_is_better", True) if higher_is_better is None else bool(higher_is_better)
         return cls(table, table.mean(axis=1), hib, table.attrs.get("measure", ""))
@@ -190,9 +209,14 @@ def _as_measure(m) -> Measure:
     raise ValueError(f"measure must be a Measure or a score table, not {type(m).__name__}")
 
 # %% ../nbs/13_asl.ipynb #2755cc4d
-def ablation_measures(runs, qrels=None, threshold: int = 1, *, pad_to: int | None = None) -> dict:
+def ablation_measures(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
+                      qrels: QrelsLike = None,    # the qrels, when `runs` is not a Campaign
+                      *,
+                      threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+                      pad_to: int | None = None,  # give every ranking this length (non-relevant padding); None: as returned
+                     ) -> dict:
     "The four steps MAP → atomized P → harmonic mean within topic → ASL (M0–M3) as `Measure`s."
-    core = _core(runs, qrels, threshold, pad_to)
+    core = _core(runs, qrels, threshold, pad_to, "ablation_measures")
     c, n_q = core.c, core.n_q[None, :]
     rank = np.arange(1, core.rel.shape[2] + 1)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -218,24 +242,23 @@ def ablation_measures(runs, qrels=None, threshold: int = 1, *, pad_to: int | Non
 
 # %% ../nbs/13_asl.ipynb #26792e54
 def _paired_t_pvalues(X: np.ndarray) -> np.ndarray:
-    "(S, S) two-sided paired t-test p-values on rows of X (S, Q); NaN if all differences are 0, 0 if constant non-zero."
+    "(S, S) two-sided paired t-test p-values on rows of X (S, Q) (`conventions.paired_t_pvalues`: 1 if all differences are 0)."
     S, Q = X.shape
     P = np.full((S, S), np.nan)
     if Q < 2: return P
     i, j = np.triu_indices(S, 1)
     p = np.empty(len(i))
     for a in range(0, len(i), 4096):        # chunks of pairs bound the memory; vectorised inside
-        D = X[i[a:a + 4096]] - X[j[a:a + 4096]]
-        mean, sd = D.mean(axis=1), D.std(axis=1, ddof=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = mean / (sd / np.sqrt(Q))
-        const = sd <= 1e-12 * np.maximum(1.0, np.abs(D).max(axis=1))
-        p[a:a + 4096] = np.where(const, np.where(mean == 0, np.nan, 0.0), 2 * stats.t.sf(np.abs(t), Q - 1))
+        p[a:a + 4096] = paired_t_pvalues(X[i[a:a + 4096]] - X[j[a:a + 4096]])
     P[i, j] = p
     P[j, i] = p
     return P
 
-def better_matrix(measure, *, margin: float = 0.10, alpha: float = 0.05) -> pd.DataFrame:
+def better_matrix(measure: Measure | pd.DataFrame,  # a `Measure` or a score table (direction from its attrs)
+                  *,
+                  margin: float = 0.10,   # the score must be at least this much (relatively) better ...
+                  alpha: float = 0.05,    # ... and the paired t-test p-value ≤ alpha
+                 ) -> pd.DataFrame:
     "Boolean systems × systems: row system better than column system (score ≥ 10% better and paired t-test p ≤ alpha)."
     m = _as_measure(measure)
     if not 0 <= margin < 1: raise ValueError(f"margin must be in [0, 1), not {margin}")
@@ -253,7 +276,12 @@ def _aligned(old, new) -> tuple:
     ix = old.system.index
     return old, Measure(new.per_topic.loc[ix], new.system.loc[ix], new.higher_is_better, new.name)
 
-def delta_sort(old, new, *, margin: float = 0.10, alpha: float = 0.05) -> pd.Series:
+def delta_sort(old: Measure | pd.DataFrame,   # the measure switched from
+               new: Measure | pd.DataFrame,   # the measure switched to (same systems)
+               *,
+               margin: float = 0.10,          # `better_matrix`'s margin
+               alpha: float = 0.05,           # `better_matrix`'s significance level
+              ) -> pd.Series:
     "ΔSort_s = 100 |n_0(s) − n_1(s)| / |S|: change in how many systems are better than s (paper §4.4)."
     old, new = _aligned(old, new)
     n0 = better_matrix(old, margin=margin, alpha=alpha).to_numpy().sum(axis=0)
@@ -261,21 +289,30 @@ def delta_sort(old, new, *, margin: float = 0.10, alpha: float = 0.05) -> pd.Ser
     return pd.Series(100 * np.abs(n0 - n1) / len(n0), index=pd.Index(old.system.index.astype(str), name="system"),
                      name="delta_sort")
 
-def kendall(old, new) -> float:
+def kendall(old: Measure | pd.DataFrame,   # one measure
+            new: Measure | pd.DataFrame,   # another (same systems)
+           ) -> float:
     "Kendall τ-b between the system orderings of two measures (both oriented higher-is-better)."
     old, new = _aligned(old, new)
     # as irinnov.meta.kendall_tau: means equal in exact arithmetic can differ in their last bits, so they are
     # rounded to 12 significant digits to tie
-    return _kendall(*(_round_significant(m.oriented.to_numpy(float)) for m in (old, new)))
+    return kendall_tau_b(old.oriented.to_numpy(float), new.oriented.to_numpy(float), digits=12)
 
-def delta_value(old, new) -> float:
+def delta_value(old: Measure | pd.DataFrame,   # the measure switched from
+                new: Measure | pd.DataFrame,   # the measure switched to (same systems)
+               ) -> float:
     "Mean over systems of new/old system score, both in precision space (ASL as 1/ASL); systems with old 0 skipped."
     old, new = _aligned(old, new)
     o, n = old.p_space.to_numpy(float), new.p_space.to_numpy(float)
     ok = o != 0
     return float(np.mean(n[ok] / o[ok]))
 
-def compare(old, new, *, margin: float = 0.10, alpha: float = 0.05) -> dict:
+def compare(old: Measure | pd.DataFrame,   # the measure switched from
+            new: Measure | pd.DataFrame,   # the measure switched to (same systems)
+            *,
+            margin: float = 0.10,          # `better_matrix`'s margin
+            alpha: float = 0.05,           # `better_matrix`'s significance level
+           ) -> dict:
     "ΔSort (max and mean over systems), Kendall τ and ΔValue of switching from measure `old` to `new`."
     ds = delta_sort(old, new, margin=margin, alpha=alpha)
     return {"delta_sort_max": float(ds.max()), "delta_sort_mean": float(ds.mean()),
@@ -285,10 +322,16 @@ def compare(old, new, *, margin: float = 0.10, alpha: float = 0.05) -> dict:
 ABLATION_STEPS = {"Atomize P": ("MAP", "atomize_p"), "Agg. docs within query": ("atomize_p", "harmonic_docs"),
                   "Agg. rates across queries": ("harmonic_docs", "ASL"), "Cumulative": ("MAP", "ASL")}
 
-def ablation(runs, qrels=None, threshold: int = 1, *, pad_to: int | None = None, margin: float = 0.10,
-             alpha: float = 0.05) -> pd.DataFrame:
+def ablation(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
+             qrels: QrelsLike = None,    # the qrels, when `runs` is not a Campaign
+             *,
+             threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+             pad_to: int | None = None,  # give every ranking this length (non-relevant padding); None: as returned
+             margin: float = 0.10,       # "better" needs a score at least this much (relatively) better ...
+             alpha: float = 0.05,        # ... and a paired t-test p-value ≤ alpha
+            ) -> pd.DataFrame:
     "Table 2: ΔSort (max, mean), Kendall τ and ΔValue for each step from MAP to ASL."
-    ms = ablation_measures(runs, qrels, threshold, pad_to=pad_to)
+    ms = ablation_measures(runs, qrels, threshold=threshold, pad_to=pad_to)
     rows = {step: compare(ms[a], ms[b], margin=margin, alpha=alpha) for step, (a, b) in ABLATION_STEPS.items()}
     out = pd.DataFrame.from_dict(rows, orient="index")
     out.index.name = "step"
@@ -320,23 +363,37 @@ def _check_sl(sl) -> np.ndarray:
     if not np.isfinite(sl).any(): raise ValueError("sl: at least one search length must be finite")
     return sl
 
-def effective_top_share(sl) -> tuple:
-    "Appendix A.1: the top k search lengths whose plain mean is closest to the precision-space mean → (k, share, target, top_mean)."
+class TopShare(NamedTuple):
+    "Appendix A.1 on one list of search lengths."
+    k: int             # the top k search lengths ...
+    share: float       # ... as a share of the list
+    target: float      # the precision-space mean T (harmonic mean of the search lengths)
+    top_mean: float    # the plain mean of the top k, the closest to T
+
+def effective_top_share(sl   # search lengths (positive; inf for a document never found)
+                       ) -> TopShare:
+    "Appendix A.1: the top k search lengths whose plain mean is closest to the precision-space mean."
     sl = np.sort(_check_sl(sl))
     k, share, T, top = _shares(sl[None, :], np.array([len(sl)]))
-    return int(k[0]), float(share[0]), float(T[0]), float(top[0])
+    return TopShare(int(k[0]), float(share[0]), float(T[0]), float(top[0]))
 
-def equivalent_search_lengths(sl) -> np.ndarray:
+def equivalent_search_lengths(sl   # search lengths (positive; inf for a document never found)
+                             ) -> np.ndarray:
     "Appendix A.1: search lengths x_i = 1 + T(1 − 1/SL_i) whose plain mean equals the precision-space mean T."
     sl = _check_sl(sl)
     T = len(sl) / (1.0 / sl).sum()
     return 1 + T * (1 - 1 / sl)
 
-def effective_top_shares(runs, qrels=None, threshold: int = 1, precision: str = "map", *,
-                         pad_to: int | None = None) -> pd.DataFrame:
+def effective_top_shares(runs: RunsLike,              # a Campaign, or runs (with `qrels`)
+                         qrels: QrelsLike = None,     # the qrels, when `runs` is not a Campaign
+                         *,
+                         threshold: int = 1,          # relevance level: grade ≥ threshold is relevant
+                         precision: str = "map",      # "map" (MAP's Eq. 6 precisions) or "atomized" (the ASL_{q,d})
+                         pad_to: int | None = None,   # give every ranking this length (non-relevant padding); None: as returned
+                        ) -> pd.DataFrame:
     "Systems × topics table of A.1 shares of MAP's Eq. 6 precisions (`map`) or of the ASL_{q,d} (`atomized`)."
     if precision not in ("map", "atomized"): raise ValueError(f"precision must be 'map' or 'atomized', not {precision!r}")
-    core = _core(runs, qrels, threshold, pad_to)
+    core = _core(runs, qrels, threshold, pad_to, "effective_top_shares")
     S, Q, _ = core.rel.shape
     N = core.n_q
     M = int(N.max()) if len(N) else 0

@@ -6,20 +6,22 @@
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Mapping
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from .trec import Campaign, prepare, NO_GRADE
+from .conventions import QrelsLike, RunsLike, campaign_of, check_depth, check_threshold, judgment_keys, round_significant
+from .trec import Campaign, NO_GRADE
 from . import meta
-from .metrics import average_precision, ndcg
 
 # %% auto #0
-__all__ = ['PAPER_TREC8', 'information_tau_from_kendall', 'information_tau', 'conditional_information_tau', 'ric', 'ric_counts',
-           'joint_ric', 'information_differences', 'information_difference', 'binned_pairs', 'same_group_summary',
-           'rank_correlations', 'reproduce_trec8']
+__all__ = ['information_tau_from_kendall', 'information_tau', 'conditional_information_tau', 'ric', 'ric_counts', 'joint_ric',
+           'information_differences', 'information_difference', 'binned_pairs', 'same_group_summary',
+           'rank_correlations']
 
 # %% ../nbs/14_infotheory.ipynb #3218eaf5
 def _hb(p) -> np.ndarray:
@@ -37,7 +39,8 @@ def _entropy_counts(counts) -> float:
     p = n / n.sum()
     return float(-(p * np.log2(p)).sum())
 
-def information_tau_from_kendall(tau):
+def information_tau_from_kendall(tau   # Kendall's τ of two tie-free rankings, in [-1, 1] (scalar or array)
+                                ):
     "Theorem 1: the information τ (bits) of two tie-free rankings whose Kendall τ is `tau` (scalar or array)."
     t = np.asarray(tau, dtype=np.float64)
     if np.any(np.abs(t) > 1 + 1e-12): raise ValueError(f"tau must lie in [-1, 1], got {t[np.abs(t) > 1 + 1e-12].ravel()[0]}")
@@ -88,13 +91,22 @@ def _ties(ties: str, X: np.ndarray) -> np.ndarray:
     raise ValueError(f"ties must be 'value' or 'drop', not {ties!r}")
 
 # %% ../nbs/14_infotheory.ipynb #45d7eabc
-def information_tau(r, s, ties: str = "value") -> float:
+def information_tau(r,                    # a ranking: items first = best, or a Series / mapping of scores (higher = better)
+                    s,                    # another ranking of the same items
+                    *,
+                    ties: str = "value",  # "value": a tie is a third value of the pair variable; "drop": pairs tied in either are left out
+                   ) -> float:
     "Information τ: the mutual information (bits) between the pair variables of two rankings of the same items."
     X = _ties(ties, _pair_vars([r, s], ["r", "s"]))
     if X.shape[1] == 0: return float("nan")
     return max(0.0, _joint_entropy(X[:1]) + _joint_entropy(X[1:2]) - _joint_entropy(X))
 
-def conditional_information_tau(r, s, t, ties: str = "value") -> float:
+def conditional_information_tau(r,                    # a ranking (as in `information_tau`)
+                                s,                    # another ranking of the same items
+                                t,                    # the conditioning ranking, or a list of them (their joint pattern)
+                                *,
+                                ties: str = "value",  # "value" or "drop", as in `information_tau`
+                               ) -> float:
     "Conditional information τ I(X_r; X_s | X_t) in bits; `t` may be a list of rankings (their joint pattern)."
     ts = list(t) if isinstance(t, (list, tuple)) and len(t) and isinstance(t[0], (pd.Series, Mapping, list, tuple)) else [t]
     names = ["r", "s"] + (["t"] if len(ts) == 1 else [f"t[{k}]" for k in range(len(ts))])
@@ -135,7 +147,9 @@ class _Space:
         self.T = T = np.zeros((Q, G), np.int64)                # judged documents per topic and level
         np.add.at(T, (tq, self.li), 1)
         self.N = ((T.sum(1) ** 2 - (T ** 2).sum(1)) // 2).astype(np.int64)   # Σ_{ℓ<ℓ'} T_ℓ T_ℓ'
-        self.S, self.Q, self.tq, self.code, self.c = S, Q, tq, code, c
+        self.S, self.Q, self.tq, self.code = S, Q, tq, code
+        # the arrays, not the campaign: the cache beside the campaign must not keep it alive
+        self.docs, self.codes_of = c.docs, SimpleNamespace(judged_docs=c.judged_docs)
         self.start = np.r_[0, np.cumsum(np.bincount(tq, minlength=Q))]     # judged rows of topic q: start[q]:start[q+1]
         judged = c.grades != NO_GRADE
         L = np.where(judged, np.searchsorted(vals, _levels(c.grades, graded, threshold)), -1)
@@ -165,11 +179,10 @@ class _Space:
     def rho(self) -> np.ndarray:
         "Retained rank of each judged (topic, doc) row for every system, (S, J_all); _BIG if not retained."
         if self._rho is None:
-            c, nj = self.c, len(self.c.judged_docs)
-            key = self.tq.astype(np.int64) * nj + self.code
+            key = judgment_keys(self.codes_of, self.tq, self.code)
             s_i, q_i, k_i = np.nonzero(self.ret)
             rank = (np.cumsum(self.ret, axis=-1, dtype=np.int32) - 1)[s_i, q_i, k_i]
-            row = np.searchsorted(key, q_i.astype(np.int64) * nj + c.docs[s_i, q_i, k_i])
+            row = np.searchsorted(key, judgment_keys(self.codes_of, q_i, self.docs[s_i, q_i, k_i]))
             self._rho = np.full((self.S, len(key)), _BIG, np.int32)
             self._rho[s_i, row] = rank
         return self._rho
@@ -185,9 +198,16 @@ class _Space:
         la = li[kept]
         return rho[:, kept], la, below[la], above[la]
 
+_SPACES: dict = {}   # id(campaign) → {options: _Space}; an entry goes when its campaign is garbage-collected
+
 def _space(c: Campaign, depth, graded, threshold) -> _Space:
-    "The `_Space` of a campaign for these options, cached on the campaign object."
-    cache = c.__dict__.setdefault("_infotheory_cache", {})
+    "The `_Space` of a campaign for these options, cached beside the campaign (never inside it) while it lives."
+    depth, threshold = check_depth(depth), check_threshold(threshold)
+    cache = _SPACES.get(id(c))
+    if cache is None or cache[0]() is not c:      # a new campaign (or a recycled id): a fresh cache
+        cache = _SPACES[id(c)] = (weakref.ref(c), {})
+        weakref.finalize(c, _SPACES.pop, id(c), None)
+    cache = cache[1]
     key = (depth, bool(graded), int(threshold))
     if key not in cache: cache[key] = _Space(c, depth, graded, threshold)
     return cache[key]
@@ -208,14 +228,22 @@ def _ric_from_counts(c, d, N) -> np.ndarray:
     ok = (nd > 0) & (N > 0)
     return np.where(ok, nd / np.where(ok, N, 1) * (1 - _hb(c / np.where(ok, nd, 1))), 0.0)
 
-def _measure(name: str, depth, graded: bool) -> str:
-    return name + ("" if graded else "(binary)") + ("" if depth is None else f"@{depth}")
+def _measure(name: str, depth, graded: bool, threshold: int = 1, signed: bool = False) -> str:
+    "The table's name as researchers write it (as `irinnov.report.parse_measure` prints it): options only when not the default."
+    opts = (["graded=0"] if not graded else []) + ([f"rel={threshold}"] if threshold != 1 else []) + (["signed=1"] if signed else [])
+    return name + ("" if depth is None else f"@{depth}") + (f"({', '.join(opts)})" if opts else "")
 
 # %% ../nbs/14_infotheory.ipynb #14516895
-def ric(runs, qrels=None, depth: int | None = None, graded: bool = True, threshold: int = 1,
-        signed: bool = False) -> pd.DataFrame:
+def ric(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
+        qrels: QrelsLike = None,      # the qrels, when `runs` is not a Campaign
+        *,
+        depth: int | None = None,     # truncate every ranking to this depth first; None: whole lists
+        graded: bool = True,          # relevance levels = grades (else binary: relevant or not)
+        threshold: int = 1,           # relevance level: grade ≥ threshold is relevant
+        signed: bool = False,         # sign by concordant minus discordant pairs (a run ranking upside down is negative)
+       ) -> pd.DataFrame:
     "Relevance information correlation I(Q; R_s) in bits: a score table of systems × evaluated topics."
-    c = prepare(runs, qrels)
+    c = campaign_of(runs, qrels, what="ric")
     sp = _space(c, depth, graded, threshold)
     cols = _topics(c, sp, threshold)
     cc, dd, _ = sp.counts()
@@ -223,13 +251,19 @@ def ric(runs, qrels=None, depth: int | None = None, graded: bool = True, thresho
     if signed: v = np.sign(cc - dd) * v
     df = pd.DataFrame(v[:, cols], index=pd.Index(c.systems.astype(str), name="system"),
                       columns=pd.Index(c.topics[cols].astype(str), name="query"))
-    df.attrs.update(measure=_measure("RIC", depth, graded) + (" signed" if signed else ""), higher_is_better=True,
+    df.attrs.update(measure=_measure("RIC", depth, graded, threshold, signed), higher_is_better=True,
                     threshold=threshold)
     return df
 
-def ric_counts(runs, qrels=None, depth: int | None = None, graded: bool = True, threshold: int = 1) -> pd.DataFrame:
+def ric_counts(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
+               qrels: QrelsLike = None,    # the qrels, when `runs` is not a Campaign
+               *,
+               depth: int | None = None,   # truncate every ranking to this depth first; None: whole lists
+               graded: bool = True,        # relevance levels = grades (else binary)
+               threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+              ) -> pd.DataFrame:
     "The concordant, discordant and null pair counts behind RIC: one row per (system, evaluated topic)."
-    c = prepare(runs, qrels)
+    c = campaign_of(runs, qrels, what="ric_counts")
     sp = _space(c, depth, graded, threshold)
     cc, dd, uu = sp.counts()
     s_i, q_i = np.meshgrid(np.arange(sp.S), _topics(c, sp, threshold), indexing="ij")
@@ -272,16 +306,24 @@ def _joint_mi(rho: np.ndarray, la: np.ndarray, below: np.ndarray, above: np.ndar
         cnt, m = cnt[cnt > 0], m[cnt > 0]
     return float((cnt / N * (1 - _hb(cnt / m))).sum())
 
-def joint_ric(runs, qrels=None, systems=None, depth: int | None = None, graded: bool = True,
-              threshold: int = 1) -> pd.Series:
+def joint_ric(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
+              qrels: QrelsLike = None,    # the qrels, when `runs` is not a Campaign
+              *,
+              systems=None,               # the systems whose rankings are joined (names; at most 39)
+              depth: int | None = None,   # truncate every ranking to this depth first; None: whole lists
+              graded: bool = True,        # relevance levels = grades (else binary)
+              threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+             ) -> pd.Series:
     "Joint RIC I(Q; R_1, …, R_n) in bits of a set of (at most 39) systems, per evaluated topic."
-    c = prepare(runs, qrels)
+    c = campaign_of(runs, qrels, what="joint_ric")
     idx = _system_idx(c, systems)
     sp = _space(c, depth, graded, threshold)
     ev = _topics(c, sp, threshold)
     vals = [_joint_mi(*sp.split(idx, q), int(sp.N[q])) for q in ev]
-    return pd.Series(np.minimum(vals, 1.0), index=pd.Index(c.topics[ev].astype(str), name="query"),
-                     name=_measure("joint RIC", depth, graded))
+    out = pd.Series(np.minimum(vals, 1.0), index=pd.Index(c.topics[ev].astype(str), name="query"),
+                    name=_measure("joint RIC", depth, graded, threshold))
+    out.attrs.update(measure=out.name, higher_is_better=True, threshold=threshold)
+    return out
 
 # %% ../nbs/14_infotheory.ipynb #87440f0b
 def _pair_joint(cells: tuple, npos, nneg, a, b, N) -> np.ndarray:
@@ -313,10 +355,16 @@ def _pair_cells(rho, la, below, above, a, b) -> tuple:
     out[1] += np.rint(((R * above) @ R.T)[a, b]).astype(np.int64)
     return tuple(out)
 
-def information_differences(runs, qrels=None, pairs=None, depth: int | None = None, graded: bool = True,
-                            threshold: int = 1) -> pd.DataFrame:
+def information_differences(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
+                            qrels: QrelsLike = None,    # the qrels, when `runs` is not a Campaign
+                            *,
+                            pairs=None,                 # the (a, b) system pairs
+                            depth: int | None = None,   # truncate every ranking to this depth first; None: whole lists
+                            graded: bool = True,        # relevance levels = grades (else binary)
+                            threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+                           ) -> pd.DataFrame:
     "Information difference of many system pairs in bits: rows (a, b), one column per evaluated topic."
-    c = prepare(runs, qrels)
+    c = campaign_of(runs, qrels, what="information_differences")
     pairs = [] if pairs is None else [tuple(p) for p in pairs]
     if not pairs: raise ValueError("pairs is empty: give at least one (a, b) pair")
     names = pd.Index(c.systems.astype(str))
@@ -337,18 +385,31 @@ def information_differences(runs, qrels=None, pairs=None, depth: int | None = No
         out[:, k] = np.where((idv < 0) & (idv > -1e-12), 0.0, idv)      # rounding noise of identical runs
     index = pd.MultiIndex.from_arrays([[str(p[0]) for p in pairs], [str(p[1]) for p in pairs]], names=["a", "b"])
     df = pd.DataFrame(out, index=index, columns=pd.Index(c.topics[ev].astype(str), name="query"))
-    df.attrs.update(measure=_measure("ID", depth, graded), higher_is_better=True)
+    df.attrs.update(measure=_measure("ID", depth, graded, threshold), higher_is_better=True, threshold=threshold)
     return df
 
-def information_difference(runs, qrels=None, a=None, b=None, depth: int | None = None, graded: bool = True,
-                           threshold: int = 1) -> pd.Series:
+def information_difference(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
+                           qrels: QrelsLike = None,    # the qrels, when `runs` is not a Campaign
+                           *,
+                           a=None,                     # one system's name
+                           b=None,                     # the other system's name
+                           depth: int | None = None,   # truncate every ranking to this depth first; None: whole lists
+                           graded: bool = True,        # relevance levels = grades (else binary)
+                           threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+                          ) -> pd.Series:
     "Information difference I(Q; R_a | R_b) + I(Q; R_b | R_a) in bits, per evaluated topic."
     if a is None or b is None: raise ValueError("give both systems a and b")
-    df = information_differences(runs, qrels, [(a, b)], depth=depth, graded=graded, threshold=threshold)
+    df = information_differences(runs, qrels, pairs=[(a, b)], depth=depth, graded=graded, threshold=threshold)
     return df.iloc[0].rename(df.attrs["measure"])
 
 # %% ../nbs/14_infotheory.ipynb #5f93e5e3
-def binned_pairs(campaign, map_scores: pd.Series, group: pd.Series, bins: int = 20, graded: bool = True) -> pd.DataFrame:
+def binned_pairs(campaign: Campaign,       # the campaign
+                 map_scores: pd.Series,    # a system score per run (MAP in the paper), to bin by
+                 group: pd.Series,         # each run's group (team)
+                 *,
+                 bins: int = 20,           # equal-count bins of runs sorted by score
+                 graded: bool = True,      # graded or binary RIC levels
+                ) -> pd.DataFrame:
     "Within-bin pairs of runs binned by MAP, with mean information difference, |ΔMAP| and same-group flag, sorted by ID."
     order = map_scores.rename("MAP").rename_axis("system").reset_index().sort_values(
         ["MAP", "system"], ascending=[False, True], kind="stable")["system"].to_numpy()
@@ -365,7 +426,8 @@ def _leading_run(flags) -> int:
     flags = np.asarray(flags, bool)
     return int(np.argmin(flags)) if not flags.all() else len(flags)
 
-def same_group_summary(bp: pd.DataFrame) -> pd.DataFrame:
+def same_group_summary(bp: pd.DataFrame   # the frame of `binned_pairs`
+                      ) -> pd.DataFrame:
     "Leading same-group run and same-group pairs among the first K (K = all same-group pairs), by ID and by |ΔMAP|."
     K = int(bp["same group"].sum())
     by_map = bp.sort_values(["|ΔMAP|", "ID", "a", "b"], kind="stable")
@@ -373,23 +435,15 @@ def same_group_summary(bp: pd.DataFrame) -> pd.DataFrame:
                          "same-group among first K": [int(bp["same group"][:K].sum()), int(by_map["same group"][:K].sum())]},
                         index=pd.Index(["sorted by ID", "sorted by |ΔMAP|"], name=f"{len(bp)} pairs, K = {K}"))
 
-def rank_correlations(x: pd.Series, y: pd.Series, top: int = 10) -> dict:
+def rank_correlations(x: pd.Series,   # system scores (higher = better); `top` is taken by x
+                      y: pd.Series,   # other system scores of the same systems (higher = better)
+                      *,
+                      top: int = 10,  # the top systems by x for the second pair of coefficients
+                     ) -> dict:
     "Kendall τ-b (`meta.kendall_tau`) and Spearman ρ of two system scores, over all systems and the top `top` by x."
     x, y = x.astype(float), y.astype(float).loc[x.index]
-    tied = lambda s: meta._round_significant(s.to_numpy())    # equal means tie, as in meta.kendall_tau
+    tied = lambda s: round_significant(s.to_numpy())    # equal means tie, as in meta.kendall_tau
     best = x.index[np.argsort(-tied(x), kind="stable")][:top]
     rho = lambda u, v: float(spearmanr(tied(u), tied(v)).statistic)
-    return {"τ all": meta.kendall_tau(x, y), "ρ all": rho(x, y),
-            f"τ top {top}": meta.kendall_tau(x[best], y[best]), f"ρ top {top}": rho(x[best], y[best])}
-
-# %% ../nbs/14_infotheory.ipynb #e7b414ee
-PAPER_TREC8 = {"τ all (min over panels)": 0.799, "τ top 10 (min over panels)": 0.644, "leading same-group pairs": 27}
-
-def reproduce_trec8(ds, bins: int = 20) -> dict:
-    "The paper's TREC-8 checks on a loaded NIST copy: RIC vs MAP / nDCG correlations and the binned same-group test."
-    c = ds.campaign()
-    means = pd.DataFrame({"RIC": ric(c, graded=False).mean(axis=1), "MAP": average_precision(c).mean(axis=1),
-                          "nDCG": ndcg(c).mean(axis=1)})
-    corr = pd.DataFrame({f"RIC vs {x}": rank_correlations(means[x], means["RIC"]) for x in ("MAP", "nDCG")}).T
-    bp = binned_pairs(c, means["MAP"], ds.meta["group"].astype(str), bins=bins, graded=False)
-    return {"means": means, "correlations": corr, "pairs": bp, "summary": same_group_summary(bp)}
+    tau = lambda u, v: meta.kendall_tau(u, v, higher_is_better=True)
+    return {"τ all": tau(x, y), "ρ all": rho(x, y), f"τ top {top}": tau(x[best], y[best]), f"ρ top {top}": rho(x[best], y[best])}

@@ -15,22 +15,49 @@ import pandas as pd
 from scipy import special, stats
 from scipy.interpolate import CubicSpline
 
+from .conventions import check_threshold, judgment_keys, kendall_tau_b, paired_t_pvalues, round_significant
 from .trec import NO_GRADE, Campaign, prepare, progress
+
+_round_significant = round_significant   # the old private name, still imported by irinnov.report
 
 # %% auto #0
 __all__ = ['TESTS', 'system_scores', 'kendall_tau', 'tau_ap', 'compare_orderings', 'studentized_range_sf', 'anova_residual_ms',
-           'DiscriminativePower', 'pairwise_pvalues', 'discriminative_power', 'stability', 'topic_degradation',
-           'drop_judgments', 'judgment_degradation', 'system_sampling']
+           'DiscriminativePower', 'pairwise_pvalues', 'discriminative_power', 'Stability', 'stability',
+           'topic_degradation', 'drop_judgments', 'judgment_degradation', 'SystemSampling', 'system_sampling']
 
 # %% ../nbs/03_meta.ipynb #88ae3c1a
 def _is_pref(table) -> bool:
     return isinstance(table, pd.DataFrame) and isinstance(table.index, pd.MultiIndex) and table.index.nlevels == 2
 
-def _hib(x) -> bool:
-    return bool(getattr(x, "attrs", {}).get("higher_is_better", True))
+def _orientation(x, higher_is_better: bool | None = None, what: str = "table") -> bool:
+    "The direction of `x`: `higher_is_better` if given, else True unless x's attrs say lower is better (then an error)."
+    if higher_is_better is not None:
+        if not isinstance(higher_is_better, (bool, np.bool_)):
+            raise TypeError(f"higher_is_better: True, False or None expected, got {higher_is_better!r}")
+        return bool(higher_is_better)
+    attrs = getattr(x, "attrs", None) or {}
+    if attrs.get("higher_is_better", True): return True
+    name = attrs.get("measure")
+    raise ValueError(f"{what}: its attrs say lower is better{f' ({name})' if name else ''}, but pandas keeps attrs "
+                     "through arithmetic (a negated table keeps them too), so the direction is not taken from them: "
+                     "pass higher_is_better=False for the measure's own values, or higher_is_better=True for values "
+                     "already turned higher-is-better")
 
-def system_scores(table, oriented: bool = False) -> pd.Series:
-    "Overall system scores: the row means of a score table (a Series passes through); `oriented` negates lower-is-better scores."
+def _pair_orientation(higher_is_better) -> tuple:
+    "(for a, for b) from None, one bool or a pair."
+    if isinstance(higher_is_better, tuple):
+        if len(higher_is_better) != 2: raise ValueError(f"higher_is_better: a pair (a, b) expected, got {higher_is_better!r}")
+        return higher_is_better
+    return higher_is_better, higher_is_better
+
+def system_scores(table: pd.DataFrame | pd.Series,   # a score table (systems × topics), a Series of system scores or a plain vector
+                  *,
+                  oriented: bool = False,             # negate lower-is-better scores (then attrs say higher is better)
+                  higher_is_better: bool | None = None, # the direction of `table`; None: from its attrs (see above)
+                 ) -> pd.Series:
+    "Overall system scores: the row means of a score table (a Series passes through), oriented on request."
+    if isinstance(table, (np.ndarray, list, tuple)):     # a plain vector: systems by position, no attrs
+        table = pd.Series(np.asarray(table, float), index=pd.RangeIndex(len(table), name="system"))
     if isinstance(table, pd.Series): s = table.astype(float).copy()
     elif isinstance(table, pd.DataFrame):
         if _is_pref(table):
@@ -38,36 +65,31 @@ def system_scores(table, oriented: bool = False) -> pd.Series:
         s = table.astype(float).mean(axis=1)
     else: raise ValueError(f"table must be a score table (DataFrame) or a Series of system scores, not {type(table).__name__}")
     s.attrs = dict(table.attrs)
+    if higher_is_better is not None: s.attrs["higher_is_better"] = _orientation(table, higher_is_better)
     s.attrs.setdefault("higher_is_better", True)
-    if oriented and not _hib(s):
+    if oriented and not _orientation(table, higher_is_better):
         s = -s
         s.attrs = {**table.attrs, "higher_is_better": True}
     return s
 
-def _round_significant(x: np.ndarray, digits: int = 12) -> np.ndarray:
-    "Round each value to `digits` significant digits (zeros and non-finite values pass through)."
-    x = np.asarray(x, float)
-    ok = np.isfinite(x) & (x != 0)
-    mag = np.floor(np.log10(np.abs(np.where(ok, x, 1.0))))
-    scale = 10.0 ** (digits - 1 - mag)
-    return np.where(ok, np.round(x * scale) / scale, x)
-
-def _aligned(a, b) -> tuple[np.ndarray, np.ndarray]:
-    sa, sb = system_scores(a, oriented=True), system_scores(b, oriented=True)
+def _aligned(a, b, higher_is_better=None) -> tuple[np.ndarray, np.ndarray]:
+    ha, hb = _pair_orientation(higher_is_better)
+    sa = system_scores(a, oriented=True, higher_is_better=_orientation(a, ha, "a"))
+    sb = system_scores(b, oriented=True, higher_is_better=_orientation(b, hb, "b"))
     common = sa.index[sa.index.isin(sb.index)]
     if len(common) < 2: raise ValueError("a, b: need at least two systems in common")
     # means equal in exact arithmetic can differ in their last bits (summation order): round them to 12
     # significant digits so they tie; relative, not absolute, so tiny scores (MC4's 1e-24) keep their order
-    return _round_significant(sa.loc[common].to_numpy(float)), _round_significant(sb.loc[common].to_numpy(float))
+    return round_significant(sa.loc[common].to_numpy(float)), round_significant(sb.loc[common].to_numpy(float))
 
 # %% ../nbs/03_meta.ipynb #6a45feb8
-def _kendall(x: np.ndarray, y: np.ndarray) -> float:
-    with np.errstate(all="ignore"):
-        return float(stats.kendalltau(x, y).statistic)
-
-def kendall_tau(a, b) -> float:
-    "Kendall's tau-b (as scipy) between the system orderings of two score tables or Series (oriented, matched by name)."
-    return _kendall(*_aligned(a, b))
+def kendall_tau(a: pd.DataFrame | pd.Series,   # a score table or system scores
+                b: pd.DataFrame | pd.Series,   # another one (systems matched by name)
+                *,
+                higher_is_better: bool | tuple | None = None, # direction of both, or a pair (a, b); None: from attrs
+               ) -> float:
+    "Kendall's τ-b between the system orderings of two score tables or Series (oriented, matched by name)."
+    return kendall_tau_b(*_aligned(a, b, higher_is_better), digits=None)
 
 # %% ../nbs/03_meta.ipynb #3d20c569
 def _tau_ap(t: np.ndarray, o: np.ndarray) -> float:
@@ -78,17 +100,31 @@ def _tau_ap(t: np.ndarray, o: np.ndarray) -> float:
     if not ok.any(): return float("nan")
     return float(2.0 / ok.sum() * ((credit * above).sum(0)[ok] / p[ok]).sum() - 1.0)
 
-def tau_ap(truth, other) -> float:
+def tau_ap(truth: pd.DataFrame | pd.Series,   # the reference ordering (score table or system scores)
+           other: pd.DataFrame | pd.Series,   # the estimate (systems matched by name)
+           *,
+           higher_is_better: bool | tuple | None = None, # direction of both, or a pair (truth, other); None: from attrs
+          ) -> float:
     "AP correlation of `other`'s system ordering against the reference `truth` (top-weighted; ties as τ_AP,b, see above)."
-    return _tau_ap(*_aligned(truth, other))
+    return _tau_ap(*_aligned(truth, other, higher_is_better))
 
 # %% ../nbs/03_meta.ipynb #9953a4ac
-def compare_orderings(tables: Mapping) -> pd.DataFrame:
+def _named_orientation(higher_is_better, name):
+    if isinstance(higher_is_better, Mapping): return higher_is_better.get(name)
+    return higher_is_better
+
+def compare_orderings(tables: Mapping,   # name → score table or system scores (at least two)
+                      *,
+                      higher_is_better: bool | Mapping | None = None, # direction of all, or name → direction; None: from attrs
+                     ) -> pd.DataFrame:
     "τ-b and τ_AP between the system orderings of several score tables (τ_AP: row = reference, column = estimate)."
     if not isinstance(tables, Mapping) or len(tables) < 2: raise ValueError("tables: a dict of at least two score tables")
     names = list(tables)
-    tau = pd.DataFrame([[kendall_tau(tables[r], tables[c]) for c in names] for r in names], index=names, columns=names)
-    tap = pd.DataFrame([[tau_ap(tables[r], tables[c]) for c in names] for r in names], index=names, columns=names)
+    hib = {m: _orientation(tables[m], _named_orientation(higher_is_better, m), f"tables[{m!r}]") for m in names}
+    tau = pd.DataFrame([[kendall_tau(tables[r], tables[c], higher_is_better=(hib[r], hib[c])) for c in names]
+                        for r in names], index=names, columns=names)
+    tap = pd.DataFrame([[tau_ap(tables[r], tables[c], higher_is_better=(hib[r], hib[c])) for c in names]
+                        for r in names], index=names, columns=names)
     out = pd.concat({"tau": tau, "tau_ap": tap}, axis=1)
     out.index.name = "reference"
     return out
@@ -113,7 +149,10 @@ def _range_sf(w: np.ndarray, k: int) -> np.ndarray:
 
 _W_MAX = 16.0
 
-def studentized_range_sf(q, k: int, df: float) -> np.ndarray:
+def studentized_range_sf(q,            # the studentized range value(s), any shape
+                         k: int,       # number of groups (systems), ≥ 2
+                         df: float,    # degrees of freedom of the variance estimate (np.inf: known variance)
+                        ) -> np.ndarray:
     "Survival function of the studentized range (k groups, df degrees of freedom), vectorised; matches scipy to ~1e-10."
     q = np.asarray(q, float)
     if k < 2: raise ValueError(f"k must be ≥ 2, not {k}")
@@ -178,15 +217,9 @@ def _flat(sd: np.ndarray, D: np.ndarray) -> np.ndarray:
     return sd <= 1e-12 * np.maximum(1.0, np.abs(D).max(1))
 
 def _t_pvalues(D: np.ndarray) -> np.ndarray:
-    "Two-sided one-sample t-test of mean 0 for each row of D (= the paired t-test for differences)."
-    n = D.shape[1]
-    if n < 2: raise ValueError("table: a t-test needs at least two topics")
-    m, sd = D.mean(1), D.std(1, ddof=1)
-    flat = _flat(sd, D)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = m / (sd / math.sqrt(n))
-    p = 2 * stats.t.sf(np.abs(t), n - 1)
-    return np.where(flat, np.where(np.abs(m) <= 1e-12 * np.maximum(1.0, np.abs(D).max(1)), 1.0, 0.0), p)
+    "Two-sided paired t-test of each row of differences (`irinnov.conventions.paired_t_pvalues`)."
+    if D.shape[1] < 2: raise ValueError("table: a t-test needs at least two topics")
+    return paired_t_pvalues(D)
 
 def _holm(p: np.ndarray) -> np.ndarray:
     m = len(p)
@@ -208,7 +241,8 @@ def _unpaired_t_pvalues(X: np.ndarray, ia, ib) -> np.ndarray:
     flat = sp2 <= 1e-24 * np.maximum(1.0, np.abs(X).max()) ** 2
     return np.where(flat, np.where(np.abs(diff) <= 1e-12 * max(1.0, np.abs(X).max()), 1.0, 0.0), p)
 
-def anova_residual_ms(X: np.ndarray) -> tuple[float, int]:
+def anova_residual_ms(X: np.ndarray   # scores, systems × topics
+                     ) -> tuple[float, int]:
     "Residual mean square and its df of the two-way (system + topic) ANOVA without interaction on an S × n array."
     X = np.asarray(X, float)
     S, n = X.shape
@@ -298,7 +332,7 @@ def _bootstrap_pvalues(D: np.ndarray, B: int, seed) -> np.ndarray:
 # %% ../nbs/03_meta.ipynb #2cf9bf7a
 TESTS = ("tukey", "randomized-tukey", "t-bonferroni", "t-holm", "bootstrap", "pairwise-t-unpaired")
 
-@dataclass
+@dataclass(frozen=True)
 class DiscriminativePower:
     "Pairwise p-values of one test over all pairs of systems, and the pairs significant at `alpha`."
     test: str
@@ -337,7 +371,12 @@ class DiscriminativePower:
         return (f"DiscriminativePower(test={self.test!r}, alpha={self.alpha}, count={self.count}, "
                 f"n_pairs={self.n_pairs}, fraction={self.fraction:.4f})")
 
-def pairwise_pvalues(table, test: str = "randomized-tukey", B: int = 1000, seed: int | None = 0) -> pd.DataFrame:
+def pairwise_pvalues(table: pd.DataFrame,          # a score table (systems × topics) or a preference table
+                     *,
+                     test: str = "randomized-tukey", # one of `TESTS`
+                     B: int = 1000,                  # resamples of the randomized tests
+                     seed: int | None = 0,           # seed of the randomized tests
+                    ) -> pd.DataFrame:
     "The systems × systems matrix of p-values of `test` over all pairs of a score or preference table."
     if test not in TESTS: raise ValueError(f"test must be one of {TESTS}, not {test!r}")
     if int(B) < 1: raise ValueError(f"B must be ≥ 1, not {B}")
@@ -360,8 +399,13 @@ def pairwise_pvalues(table, test: str = "randomized-tukey", B: int = 1000, seed:
     idx = pd.Index(systems, name="system")
     return pd.DataFrame(M, index=idx, columns=idx.rename("other"))
 
-def discriminative_power(table, test: str = "randomized-tukey", alpha: float = 0.05, B: int = 1000,
-                         seed: int | None = 0) -> DiscriminativePower:
+def discriminative_power(table: pd.DataFrame,          # a score table (systems × topics) or a preference table
+                         *,
+                         test: str = "randomized-tukey", # one of `TESTS`
+                         alpha: float = 0.05,            # significance level
+                         B: int = 1000,                  # resamples of the randomized tests
+                         seed: int | None = 0,           # seed of the randomized tests
+                        ) -> DiscriminativePower:
     "Test every pair of systems of a score (or preference) table; count the pairs with p < alpha."
     if not 0 < alpha < 1: raise ValueError(f"alpha must be in (0, 1), not {alpha}")
     pv = pairwise_pvalues(table, test=test, B=B, seed=seed)
@@ -371,16 +415,31 @@ def discriminative_power(table, test: str = "randomized-tukey", alpha: float = 0
                                seed if randomized else None, table.attrs.get("measure"))
 
 # %% ../nbs/03_meta.ipynb #19b4808b
-def stability(table, # a score table (systems × topics)
-              trials: int = 1000, # topic samples drawn
-              seed: int | None = 0, # seed of numpy's default_rng
-              fuzziness: float = 0.0, # f: a gap of at most f (absolute) or f·max (relative) is a tie
-              topics: int | None = None, # topics per sample; None: ⌊n/2⌋
-              detail: bool = False, # also return the per-pair frame
+@dataclass(frozen=True)
+class Stability:
+    "Buckley–Voorhees stability of one score table, with the per-pair win counts behind it."
+    value: float                               # mean over pairs of the majority share of wins
+    pairs: pd.DataFrame = field(repr=False)    # one row per pair: a, b, wins_a, wins_b, ties, stability
+    trials: int                                # topic samples drawn
+    topics: int                                # topics per sample
+    fuzziness: float                           # the tie band f
+    relative: bool                             # f relative to the larger mean (else absolute)
+    measure: str | None = None                 # the table's measure, from its attrs
+
+    def __repr__(self):
+        return (f"Stability(value={self.value:.4f}, pairs={len(self.pairs)}, trials={self.trials}, topics={self.topics}, "
+                f"fuzziness={self.fuzziness}, relative={self.relative}, measure={self.measure!r})")
+
+def stability(table: pd.DataFrame,       # a score table (systems × topics)
               *,
-              relative: bool = False, # Buckley & Voorhees' relative tie |Δ| ≤ f·max(|a|, |b|) instead of |Δ| ≤ f
-             ) -> float | tuple[float, pd.DataFrame]:
-    "Buckley–Voorhees stability: mean over pairs of the majority share of wins over topic-half samples (`detail` adds the per-pair frame)."
+              trials: int = 1000,        # topic samples drawn
+              seed: int | None = 0,      # seed of numpy's default_rng
+              fuzziness: float = 0.0,    # f: a gap of at most f (absolute) or f·max (relative) is a tie
+              topics: int | None = None, # topics per sample; None: ⌊n/2⌋
+              detail: bool = False,      # return a `Stability` with the per-pair frame instead of the value
+              relative: bool = False,    # Buckley & Voorhees' relative tie |Δ| ≤ f·max(|a|, |b|) instead of |Δ| ≤ f
+             ) -> float | Stability:
+    "Buckley–Voorhees stability: mean over pairs of the majority share of wins over topic-half samples."
     if _is_pref(table) or not isinstance(table, pd.DataFrame): raise ValueError("table must be a score table")
     X = table.to_numpy(float)
     _check_values(X)
@@ -394,8 +453,7 @@ def stability(table, # a score table (systems × topics)
     chosen = np.argsort(rng.random((trials, n)), axis=1)[:, :T]
     mask = np.zeros((trials, n))
     np.put_along_axis(mask, chosen, 1.0, axis=1)
-    means = X @ mask.T / T                                      # (S, trials)
-    if not _hib(table): means = -means
+    means = X @ mask.T / T                                      # (S, trials); the direction does not matter
     ia, ib = _pairs(S)
     wa, wb = np.empty(len(ia), np.int64), np.empty(len(ia), np.int64)
     for s0 in range(0, len(ia), 2000):
@@ -410,8 +468,9 @@ def stability(table, # a score table (systems × topics)
     value = float(best.sum() / (trials * len(best)))           # exact integer sum, one division: machine-independent
     if not detail: return value
     names = table.index.astype(str).to_numpy()
-    return value, pd.DataFrame({"a": names[ia], "b": names[ib], "wins_a": wa, "wins_b": wb,
-                                "ties": trials - wa - wb, "stability": stab})
+    pairs = pd.DataFrame({"a": names[ia], "b": names[ib], "wins_a": wa, "wins_b": wb,
+                          "ties": trials - wa - wb, "stability": stab})
+    return Stability(value, pairs, int(trials), T, float(fuzziness), bool(relative), table.attrs.get("measure"))
 
 # %% ../nbs/03_meta.ipynb #b5b3a526
 def _tables_dict(tables) -> dict:
@@ -421,12 +480,18 @@ def _tables_dict(tables) -> dict:
     if isinstance(tables, (pd.DataFrame, pd.Series)): return {tables.attrs.get("measure", "measure"): tables}
     raise ValueError("tables must be a score table or a dict of them")
 
-def _row(name, level_name, level, trial, full, sub) -> dict:
+def _row(name, level_name, level, trial, full, sub, hib: bool) -> dict:
     return {"measure": name, level_name: level, "trial": trial,
-            "tau": kendall_tau(full, sub), "tau_ap": tau_ap(full, sub)}
+            "tau": kendall_tau(full, sub, higher_is_better=hib), "tau_ap": tau_ap(full, sub, higher_is_better=hib)}
 
-def topic_degradation(tables, ks: Sequence[int] = (1, 2, 3, 5, 10, 15, 20, 25), trials: int = 20, seed: int = 0,
-                      order_fn: Callable | None = None) -> pd.DataFrame:
+def topic_degradation(tables: Mapping | pd.DataFrame,   # name → score table (or one table)
+                      *,
+                      ks: Sequence[int] = (1, 2, 3, 5, 10, 15, 20, 25), # topic-subset sizes
+                      trials: int = 20,                  # random subsets per size
+                      seed: int = 0,                     # trial t uses default_rng(seed + t)
+                      order_fn: Callable | None = None,  # table → system scores (default: `system_scores`)
+                      higher_is_better: bool | Mapping | None = None, # direction of all, or name → direction; None: from attrs
+                     ) -> pd.DataFrame:
     "τ-b and τ_AP between each table's full ordering and its ordering on k random topics, per k and trial."
     tables = _tables_dict(tables)
     order = order_fn or system_scores
@@ -436,12 +501,13 @@ def topic_degradation(tables, ks: Sequence[int] = (1, 2, 3, 5, 10, 15, 20, 25), 
     for k in ks:
         if not 1 <= k <= n: raise ValueError(f"ks: {k} is not in 1..{n}")
     fast = order_fn is None and all(isinstance(t, pd.DataFrame) and not _is_pref(t) for t in tables.values())
+    full = {name: order(t) for name, t in tables.items()}
+    hib = {name: _orientation(full[name], _named_orientation(higher_is_better, name), f"tables[{name!r}]")
+           for name in tables}
     if fast:   # score tables: oriented row means of every topic subset by one matrix product
-        X = {name: t.loc[:, cols].to_numpy(float) * (1 if _hib(t) else -1) for name, t in tables.items()}
+        X = {name: t.loc[:, cols].to_numpy(float) * (1 if hib[name] else -1) for name, t in tables.items()}
         for name, x in X.items(): _check_values(x, name)
         full = {name: x.mean(1) for name, x in X.items()}
-    else:
-        full = {name: order(t) for name, t in tables.items()}
     rows = []
     for trial in progress(range(trials), desc="topic subsets"):
         perm = np.random.default_rng(seed + trial).permutation(n)
@@ -450,12 +516,12 @@ def topic_degradation(tables, ks: Sequence[int] = (1, 2, 3, 5, 10, 15, 20, 25), 
             for name, t in tables.items():
                 if fast:
                     sub = X[name][:, keep].mean(1)
-                    rows.append({"measure": name, "k": k, "trial": trial, "tau": _kendall(full[name], sub),
-                                 "tau_ap": _tau_ap(full[name], sub)})
+                    rows.append({"measure": name, "k": k, "trial": trial,
+                                 "tau": kendall_tau_b(full[name], sub, digits=None), "tau_ap": _tau_ap(full[name], sub)})
                     continue
                 sub = t.loc[:, [cols[i] for i in keep]]
                 sub.attrs = dict(t.attrs)
-                rows.append(_row(name, "k", k, trial, full[name], order(sub)))
+                rows.append(_row(name, "k", k, trial, full[name], order(sub), hib[name]))
     return pd.DataFrame(rows).sort_values(["measure", "k", "trial"], kind="stable").reset_index(drop=True)
 
 # %% ../nbs/03_meta.ipynb #586fb6df
@@ -471,15 +537,12 @@ def _relevant_positions(c: Campaign, threshold: int) -> tuple:
 
 def _mask_campaign(c: Campaign, tq: np.ndarray, dc: np.ndarray, positions: tuple) -> Campaign:
     "The campaign with the relevant (topic, doc code) judgments given removed (grades → NO_GRADE, qrels rows dropped)."
-    J = len(c.judged_docs) + 1
     s, q, r, d = positions
-    gone_key = np.sort(tq.astype(np.int64) * J + dc)
-    key = q.astype(np.int64) * J + d
-    hit = np.isin(key, gone_key, assume_unique=False)
+    gone_key = np.sort(judgment_keys(c, tq, dc))
+    hit = np.isin(judgment_keys(c, q, d), gone_key, assume_unique=False)
     grades = c.grades.copy()
     grades[s[hit], q[hit], r[hit]] = NO_GRADE
-    qkey = c.qrels["topic_idx"].to_numpy().astype(np.int64) * J + c.qrels["doc_code"].to_numpy()
-    gone = np.isin(qkey, gone_key)
+    gone = np.isin(judgment_keys(c, c.qrels["topic_idx"].to_numpy(), c.qrels["doc_code"].to_numpy()), gone_key)
     return replace(c, grades=grades, qrels=c.qrels[~gone].reset_index(drop=True))
 
 def _keep_order(c: Campaign, threshold: int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -492,22 +555,39 @@ def _keep_order(c: Campaign, threshold: int, rng) -> tuple[np.ndarray, np.ndarra
     m = np.bincount(tq, minlength=len(c.topics))[tq]
     return tq, dc, np.arange(len(tq)) - start, m
 
-def drop_judgments(campaign, fraction: float, seed: int = 0, threshold: int = 1) -> Campaign:
+def drop_judgments(campaign: Campaign,   # the campaign (or anything `prepare` accepts)
+                   fraction: float,      # share of each topic's relevant judgments kept, in (0, 1]
+                   *,
+                   seed: int = 0,        # seed of numpy's default_rng
+                   threshold: int = 1,   # relevance level: grade ≥ threshold is relevant
+                  ) -> Campaign:
     "The campaign with only max(1, floor(fraction·m_q)) of each topic's m_q relevant judgments kept (chosen uniformly)."
     if not 0 < fraction <= 1: raise ValueError(f"fraction must be in (0, 1], not {fraction}")
+    threshold = check_threshold(threshold)
     c = prepare(campaign)
     tq, dc, rank, m = _keep_order(c, threshold, np.random.default_rng(seed))
     drop = rank >= np.maximum(1, np.floor(fraction * m + 1e-9))
     return _mask_campaign(c, tq[drop], dc[drop], _relevant_positions(c, threshold))
 
-def judgment_degradation(campaign, measure_fn: Callable, fractions: Sequence[float] = (.1, .2, .3, .4, .5, .6, .7, .8, .9),
-                         trials: int = 20, seed: int = 0, threshold: int = 1, order_fn: Callable | None = None) -> pd.DataFrame:
+def judgment_degradation(campaign: Campaign,     # the campaign with its full judgments
+                         measure_fn: Callable,   # campaign → score table, or a dict name → score table
+                         *,
+                         fractions: Sequence[float] = (.1, .2, .3, .4, .5, .6, .7, .8, .9), # shares of judgments kept
+                         trials: int = 20,       # random draws per fraction
+                         seed: int = 0,          # trial t uses default_rng(seed + t)
+                         threshold: int = 1,     # relevance level of the judgments that are dropped
+                         order_fn: Callable | None = None, # table → system scores (default: `system_scores`)
+                         higher_is_better: bool | Mapping | None = None, # direction of all, or name → direction; None: from attrs
+                        ) -> pd.DataFrame:
     "τ-b and τ_AP between the full-judgment ordering and the ordering with a fraction of relevant judgments kept."
     c = prepare(campaign)
+    threshold = check_threshold(threshold)
     for f in fractions:
         if not 0 < f <= 1: raise ValueError(f"fractions: {f} is not in (0, 1]")
     order = order_fn or system_scores
     full = {name: order(t) for name, t in _tables_dict(measure_fn(c)).items()}
+    hib = {name: _orientation(s, _named_orientation(higher_is_better, name), f"measure_fn's {name!r}")
+           for name, s in full.items()}
     positions = _relevant_positions(c, threshold)
     rows = []
     for trial in progress(range(trials), desc="judgment subsets"):
@@ -516,13 +596,29 @@ def judgment_degradation(campaign, measure_fn: Callable, fractions: Sequence[flo
             drop = rank >= np.maximum(1, np.floor(f * m + 1e-9))
             sub = _tables_dict(measure_fn(_mask_campaign(c, tq[drop], dc[drop], positions)))
             for name, t in sub.items():
-                rows.append(_row(name, "fraction", f, trial, full[name], order(t)))
+                rows.append(_row(name, "fraction", f, trial, full[name], order(t), hib[name]))
     return pd.DataFrame(rows).sort_values(["measure", "fraction", "trial"], kind="stable").reset_index(drop=True)
 
 # %% ../nbs/03_meta.ipynb #a3315aff
-def system_sampling(campaign, measure_fn: Callable, sizes: Sequence[int] = (2, 4, 8, 16, 32, 64), trials: int = 1000,
-                    seed: int = 0, detail: bool = False, exhaustive: bool = False
-                    ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+@dataclass(frozen=True)
+class SystemSampling:
+    "Algorithm 1's mean τ-b per sub-campaign size, with the τ of every trial."
+    summary: pd.DataFrame = field(repr=False)   # one row per size N: N, mean_tau, trials, excluded
+    taus: pd.DataFrame = field(repr=False)      # one row per (N, trial): N, trial, tau
+
+    def __repr__(self):
+        means = ", ".join(f"{int(N)}: {t:.4f}" for N, t in zip(self.summary["N"], self.summary["mean_tau"]))
+        return f"SystemSampling(mean_tau={{{means}}}, trials={len(self.taus)})"
+
+def system_sampling(campaign: Campaign,      # the full campaign
+                    measure_fn: Callable,    # campaign → score table (recomputed on every sub-campaign)
+                    *,
+                    sizes: Sequence[int] = (2, 4, 8, 16, 32, 64), # sub-campaign sizes N
+                    trials: int = 1000,      # random N-subsets per size (unless `exhaustive`)
+                    seed: int = 0,           # seed of numpy's default_rng
+                    detail: bool = False,    # return a `SystemSampling` with every trial's τ instead of the summary
+                    exhaustive: bool = False, # every N-subset instead of `trials` random ones
+                   ) -> pd.DataFrame | SystemSampling:
     "Algorithm 1 of the rareness paper: mean τ-b between full-campaign and sub-campaign scores of N random systems (or every N-subset)."
     c = prepare(campaign)
     S = c.n_systems
@@ -542,10 +638,11 @@ def system_sampling(campaign, measure_fn: Callable, sizes: Sequence[int] = (2, 4
         for i in progress(range(count), desc=f"N={N}"):
             idx = subsets[i] if exhaustive else np.sort(rng.choice(S, size=N, replace=False))
             sub = system_scores(measure_fn(c.subset(systems=idx)))
-            t[i] = kendall_tau(full.loc[c.systems[idx].astype(str)], sub)
+            # τ-b of two orderings of one measure: the same whichever way both point
+            t[i] = kendall_tau(full.loc[c.systems[idx].astype(str)], sub, higher_is_better=True)
         ok = ~np.isnan(t)
         rows.append({"N": N, "mean_tau": float(t[ok].mean()) if ok.any() else float("nan"),
                      "trials": count, "excluded": int((~ok).sum())})
         taus.append(pd.DataFrame({"N": N, "trial": np.arange(count), "tau": t}))
     out = pd.DataFrame(rows)
-    return (out, pd.concat(taus, ignore_index=True)) if detail else out
+    return SystemSampling(out, pd.concat(taus, ignore_index=True)) if detail else out

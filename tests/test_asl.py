@@ -110,10 +110,13 @@ def test_example_a_atomicity_and_eq3_consequences():
 
 
 def test_bad_arguments():
-    for kw, word in [({"n": 0}, "n must"), ({"n": 1.5}, "n must"), ({"pad_to": 0}, "pad_to"), ({"pad_to": True}, "pad_to"),
-                     ({"threshold": 1.5}, "threshold")]:
-        with pytest.raises(ValueError, match=word): A.asl(RA, QA, **kw)
-    with pytest.raises(ValueError, match="kind"): A.rrie(1, 2, "ratio")
+    # irinnov.conventions' checks: a value of the wrong type is a TypeError, an integer out of range a ValueError
+    for kw, err, word in [({"n": 0}, ValueError, "n: must be ≥ 1"), ({"n": 1.5}, TypeError, "n: an integer"),
+                          ({"pad_to": 0}, ValueError, "pad_to"), ({"pad_to": True}, TypeError, "pad_to"),
+                          ({"threshold": 1.5}, TypeError, "threshold")]:
+        with pytest.raises(err, match=word): A.asl(RA, QA, **kw)
+    with pytest.raises(TypeError, match="holds its own qrels"): A.asl(prepare(RA, QA), 10)   # n is keyword-only
+    with pytest.raises(ValueError, match="kind"): A.rrie(1, 2, kind="ratio")
     with pytest.raises(ValueError, match="precision"): A.effective_top_shares(RA, QA, precision="ap")
     with pytest.raises(ValueError, match="positive"): A.effective_top_share([0, 1])
     with pytest.raises(ValueError, match="finite"): A.effective_top_share([math.inf])
@@ -152,10 +155,10 @@ def test_example_b_ablation_table_rrie_and_g1n():
     m = A.ablation_measures(RB, QB)
     assert close(stats.ttest_rel(m["atomize_p"].per_topic.loc["P"], m["atomize_p"].per_topic.loc["R"]).pvalue, 0.0903, tol=5e-5)
     asl_s, map_s = m["ASL"].system, m["MAP"].system
-    assert close(A.rrie(asl_s["R"], asl_s["P"], "length"), Fr(13, 28))
-    assert close(A.rrie(map_s["R"], map_s["P"], "precision"), Fr(23, 59))
-    assert close(A.rrie(asl_s["R"], asl_s["Q"], "length"), Fr(1, 4))
-    assert close(A.rrie(map_s["R"], map_s["Q"], "precision"), Fr(-1, 14))
+    assert close(A.rrie(asl_s["R"], asl_s["P"], kind="length"), Fr(13, 28))
+    assert close(A.rrie(map_s["R"], map_s["P"], kind="precision"), Fr(23, 59))
+    assert close(A.rrie(asl_s["R"], asl_s["Q"], kind="length"), Fr(1, 4))
+    assert close(A.rrie(map_s["R"], map_s["Q"], kind="precision"), Fr(-1, 14))
     assert close(sysmeans(A.asl(RB, QB, n=1)), [2.5, 3, 1])
     assert close(sysmeans(A.asl(RB, QB, n=2)), [Fr(13, 4), Fr(11, 4), Fr(9, 4)])
 
@@ -197,7 +200,7 @@ def test_paired_t_matches_scipy_and_edge_rules():
         for j in range(6):
             if i != j: assert close(P[i, j], stats.ttest_rel(X[i], X[j]).pvalue, tol=1e-10)
     E = A._paired_t_pvalues(np.array([[1., 2, 3], [1, 2, 3], [2, 3, 4]]))
-    assert np.isnan(E[0, 1]) and E[0, 2] == 0.0
+    assert E[0, 1] == 1.0 and E[0, 2] == 0.0      # all differences 0: p = 1 (never significant); constant non-zero: 0
 
 
 # ---------------------------------------------------------------- Example D and Table 1 (the paper's own numbers)
@@ -218,7 +221,7 @@ def test_appendix_a1_worked_list():
     (.456, .594, "precision", 25), (14, 5, "length", 69), (.401, .543, "precision", 24), (39, 27, "length", 32),
     (.517, .706, "precision", 39), (51, 6, "length", 90), (.400, .572, "precision", 29), (264, 215, "length", 19)])
 def test_table1_rrie_reproduces(worse, better, kind, pct):
-    assert round(100 * A.rrie(better, worse, kind)) == pct
+    assert round(100 * A.rrie(better, worse, kind=kind)) == pct
 
 
 def test_table1_needs_the_minus_one_of_eq12():
@@ -226,11 +229,11 @@ def test_table1_needs_the_minus_one_of_eq12():
 
 
 def test_rrie_properties():
-    assert A.rrie(3.0, 3.0, "length") == 0 and A.rrie(.4, .4) == 0
-    assert A.rrie(1, 7, "length") == 1 and A.rrie(1.0, .3, "precision") == 1
-    assert math.isnan(A.rrie(1, 1, "length")) and math.isnan(A.rrie(.5, 1.0))
-    assert A.rrie(5, 3, "length") < 0
-    s = A.rrie(pd.Series([2., 1.]), pd.Series([3., 1.]), "length")
+    assert A.rrie(3.0, 3.0, kind="length") == 0 and A.rrie(.4, .4) == 0
+    assert A.rrie(1, 7, kind="length") == 1 and A.rrie(1.0, .3, kind="precision") == 1
+    assert math.isnan(A.rrie(1, 1, kind="length")) and math.isnan(A.rrie(.5, 1.0))
+    assert A.rrie(5, 3, kind="length") < 0
+    s = A.rrie(pd.Series([2., 1.]), pd.Series([3., 1.]), kind="length")
     assert isinstance(s, pd.Series) and close(s[0], .5) and math.isnan(s[1])
     assert close(A.rrie(np.array([.5, .75]), np.array([.25, .5])), [Fr(1, 3), .5])
 
@@ -654,3 +657,14 @@ def test_table1_passages_and_fig5_on_dl2020():
     assert round(plus1[neural]) == 215 and round(plus1[bm25]) == 264          # Eq. 3 with irrel_q + 1 for unretrieved
     x = d[d.system == neural]
     assert (x.asl > 900).sum() > 750
+
+
+def test_canonical_names_and_top_share_fields():
+    assert A.asl(RA, QA).attrs["measure"] == "ASL"
+    assert A.asl(RA, QA, n=10, pad_to=5).attrs["measure"] == "ASL@g1-10(pad=5)"
+    assert A.asl(RA, QA, threshold=2).attrs["measure"] == "ASL(rel=2)"
+    assert A.asl(RA, QA).attrs["higher_is_better"] is False
+    ts = A.effective_top_share([1, 1000])
+    assert (ts.k, ts.share) == (1, 0.5) and close(ts.target, Fr(2000, 1001)) and ts.top_mean == 1.0
+    k, share, target, top = ts                                    # still unpacks as before
+    assert (k, share, target, top) == tuple(ts)

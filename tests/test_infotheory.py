@@ -183,9 +183,9 @@ def test_ties_properties(n, seed):
     keep = (x != 0) & (y != 0)
     if keep.any():
         tau_a = (x[keep] * y[keep]).sum() / keep.sum()
-        assert information_tau(r, s, "drop") == pytest.approx(information_tau_from_kendall(tau_a), abs=1e-12)
+        assert information_tau(r, s, ties="drop") == pytest.approx(information_tau_from_kendall(tau_a), abs=1e-12)
     else:
-        assert np.isnan(information_tau(r, s, "drop"))
+        assert np.isnan(information_tau(r, s, ties="drop"))
     # chain rule: I(X_r; X_s, X_t) = ι(r, t) + ι(r, s | t), with the joint term by brute force over ordered pairs
     xr, xs, xt = (np.sign(z.values[i] - z.values[j]) for z in (r, s, t))
     samples = [(a, (b, c)) for a, b, c in zip(xr, xs, xt)] + [(-a, (-b, -c)) for a, b, c in zip(xr, xs, xt)]
@@ -228,9 +228,9 @@ def test_example3_graded():
     np.testing.assert_allclose(b.values, [1 - hb(5 / 6), (5 / 6) * (1 - hb(3 / 5)), 1], atol=1e-12)
     assert ric_counts(RUNS3, QRELS3)[["c", "d", "u"]].values.tolist() == [[6, 2, 0], [5, 2, 1], [1, 7, 0]]
     assert round(joint_ric(RUNS3, QRELS3, systems=["G1", "G2"]).iloc[0], 6) == 0.298795
-    assert round(information_difference(RUNS3, QRELS3, "G1", "G2").iloc[0], 6) == 0.289099
+    assert round(information_difference(RUNS3, QRELS3, a="G1", b="G2").iloc[0], 6) == 0.289099
     assert round(joint_ric(RUNS3, QRELS3, systems=["G1", "G2"], graded=False).iloc[0], 6) == 0.459148
-    assert round(information_difference(RUNS3, QRELS3, "G1", "G2", graded=False).iloc[0], 6) == 0.544110
+    assert round(information_difference(RUNS3, QRELS3, a="G1", b="G2", graded=False).iloc[0], 6) == 0.544110
 
 
 def test_example2_joint_and_id():
@@ -320,7 +320,7 @@ def test_joint_and_id_match_brute_force(seed, graded):
 
 
 def test_id_with_empty_run_is_ric():
-    assert information_difference(RUNS2, QRELS2, "S1", "S2").tolist() == pytest.approx(
+    assert information_difference(RUNS2, QRELS2, a="S1", b="S2").tolist() == pytest.approx(
         ric(RUNS2, QRELS2).loc["S1"].tolist(), abs=1e-12)
 
 
@@ -353,7 +353,7 @@ def test_one_level_topic_dropped_with_warning():
     with pytest.warns(UserWarning, match="t4"):
         assert list(joint_ric(runs, qrels, systems=["G1", "G2"]).index) == ["t3", "t5"]
     with pytest.warns(UserWarning, match="t4"):
-        assert list(information_difference(runs, qrels, "G1", "G2").index) == ["t3", "t5"]
+        assert list(information_difference(runs, qrels, a="G1", b="G2").index) == ["t3", "t5"]
     with pytest.warns(UserWarning, match="t4"):
         assert sorted(set(ric_counts(runs, qrels)["query"])) == ["t3", "t5"]
 
@@ -391,7 +391,7 @@ def test_reproduce_trec8_on_a_synthetic_nist_tree(tmp_path, monkeypatch):
     import gzip
     from scipy.stats import spearmanr
     from irinnov import datasets as D
-    from irinnov.infotheory import reproduce_trec8
+    from irinnov.experiments.infotheory import reproduce_trec8
     monkeypatch.delenv("IRINNOV_NIST", raising=False)
     groups = D.parse_run_list(D.TREC8_ADHOC_RUNS)                       # {tag: group}
     rng = np.random.default_rng(8)
@@ -438,3 +438,27 @@ def test_reproduce_trec8_on_a_synthetic_nist_tree(tmp_path, monkeypatch):
         assert row["ρ all"] == pytest.approx(spearmanr(m[x], m["RIC"]).statistic, abs=1e-12)
         top = sorted(m.index, key=lambda s: -m.loc[s, x])[:10]
         assert row["τ top 10"] == pytest.approx(kendalltau(m.loc[top, x], m.loc[top, "RIC"]).statistic, abs=1e-12)
+
+
+def test_cache_lives_beside_the_campaign_and_dies_with_it():
+    "The per-campaign cache is not written into the Campaign, and it goes when the campaign is garbage-collected."
+    import gc, weakref
+    from irinnov import infotheory as it
+    c = prepare(RUNS3, QRELS3)
+    first = ric(c)
+    assert "_infotheory_cache" not in c.__dict__ and id(c) in it._SPACES
+    assert ric(c).equals(first)                                   # the second call reads the cache
+    ref = weakref.ref(c)
+    del c
+    gc.collect()
+    assert ref() is None and all(v[0]() is not None for v in it._SPACES.values())
+
+
+def test_names_and_attrs_follow_the_canonical_form():
+    assert ric(RUNS3, QRELS3).attrs["measure"] == "RIC"
+    assert ric(RUNS3, QRELS3, graded=False, depth=100).attrs["measure"] == "RIC@100(graded=0)"
+    assert ric(RUNS3, QRELS3, threshold=2).attrs["measure"] == "RIC(rel=2)"
+    j = joint_ric(RUNS3, QRELS3, systems=["G1", "G2"])
+    assert (j.name, j.attrs["measure"], j.attrs["higher_is_better"]) == ("joint RIC", "joint RIC", True)
+    with pytest.raises(TypeError, match="holds its own qrels"):
+        ric(prepare(RUNS3, QRELS3), 100)                          # depth is keyword-only

@@ -45,7 +45,13 @@ def test_kendall_tau_tables_use_row_means_and_orientation():
     u = rand_table(seed=5)
     assert abs(kendall_tau(t, u) - stats.kendalltau(t.mean(axis=1), u.mean(axis=1)).statistic) < 1e-12
     low = table(-u.to_numpy(), hib=False)
-    assert abs(kendall_tau(t, low) - kendall_tau(t, u)) < 1e-12
+    assert abs(kendall_tau(t, low, higher_is_better=(None, False)) - kendall_tau(t, u)) < 1e-12
+    # attrs saying lower is better are not trusted alone (a negated table keeps them): the caller states the direction
+    with pytest.raises(ValueError, match="pass higher_is_better="):
+        kendall_tau(t, low)
+    with pytest.raises(ValueError, match="pass higher_is_better="):
+        kendall_tau(t, -low)
+    assert abs(kendall_tau(t, -low, higher_is_better=True) - kendall_tau(t, u, higher_is_better=False)) < 1e-12
     # matched by name, not by position
     shuffled = u.mean(axis=1).iloc[::-1]
     assert abs(kendall_tau(t, shuffled) - kendall_tau(t, u)) < 1e-12
@@ -132,8 +138,8 @@ def test_t_bonferroni_and_holm_match_scipy_and_statsmodels():
     t = rand_table(S=8, n=12, seed=4)
     pairs = list(itertools.combinations(range(8), 2))
     raw = np.array([stats.ttest_rel(t.iloc[i], t.iloc[j]).pvalue for i, j in pairs])
-    bon = pairwise_pvalues(t, "t-bonferroni")
-    holm = pairwise_pvalues(t, "t-holm")
+    bon = pairwise_pvalues(t, test="t-bonferroni")
+    holm = pairwise_pvalues(t, test="t-holm")
     exp_holm = multipletests(raw, method="holm")[1]
     for k, (i, j) in enumerate(pairs):
         assert abs(bon.iloc[i, j] - min(1, raw[k] * len(pairs))) < 1e-12
@@ -143,7 +149,7 @@ def test_t_bonferroni_and_holm_match_scipy_and_statsmodels():
 
 def test_unpaired_matches_ttest_ind():
     t = rand_table(S=6, n=10, seed=7)
-    p = pairwise_pvalues(t, "pairwise-t-unpaired")
+    p = pairwise_pvalues(t, test="pairwise-t-unpaired")
     for i, j in itertools.combinations(range(6), 2):
         assert abs(p.iloc[i, j] - stats.ttest_ind(t.iloc[i], t.iloc[j], equal_var=True).pvalue) < 1e-12
 
@@ -151,7 +157,7 @@ def test_unpaired_matches_ttest_ind():
 def test_zero_variance_convention():
     t = table([[.5, .6, .7], [.5, .6, .7], [.25, .35, .45]])
     for test in ("t-bonferroni", "t-holm", "bootstrap"):
-        p = pairwise_pvalues(t, test)
+        p = pairwise_pvalues(t, test=test)
         assert p.iloc[0, 1] == 1.0      # identical systems
         assert p.iloc[0, 2] == 0.0      # constant non-zero difference
 
@@ -164,21 +170,21 @@ def test_preference_table_t_is_one_sample_t():
         rows.append(rng.uniform(-1, 1, 8)); idx.append((a, b))
     pref = pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(idx, names=["a", "b"]),
                         columns=[f"q{j}" for j in range(8)])
-    p = pairwise_pvalues(pref, "t-bonferroni")
+    p = pairwise_pvalues(pref, test="t-bonferroni")
     for k, (a, b) in enumerate(idx):
         exp = min(1, stats.ttest_1samp(rows[k], 0).pvalue * 10)
         assert abs(p.loc[a, b] - exp) < 1e-12
     # reversed rows only: antisymmetric completion gives the same p-values
     rev = pd.DataFrame(-np.array(rows), index=pd.MultiIndex.from_tuples([(b, a) for a, b in idx]),
                        columns=pref.columns)
-    p2 = pairwise_pvalues(rev, "t-bonferroni")
+    p2 = pairwise_pvalues(rev, test="t-bonferroni")
     assert np.allclose(p2.loc[names, names].fillna(-1), p.loc[names, names].fillna(-1), atol=1e-12)
     with pytest.raises(ValueError, match="per-system scores"):
-        pairwise_pvalues(pref, "tukey")
+        pairwise_pvalues(pref, test="tukey")
     with pytest.raises(ValueError, match="lacks the pair"):
-        pairwise_pvalues(pref.iloc[1:], "t-bonferroni")
+        pairwise_pvalues(pref.iloc[1:], test="t-bonferroni")
     with pytest.raises(ValueError, match=r"\('A', 'B'\) more than once"):
-        pairwise_pvalues(pd.concat([pref, pref.iloc[:1]]), "t-bonferroni")
+        pairwise_pvalues(pd.concat([pref, pref.iloc[:1]]), test="t-bonferroni")
 
 
 # --------------------------------------------------------------------------- Tukey HSD
@@ -204,7 +210,7 @@ def test_tukey_pvalues_match_scipy_studentized_range():
     aov = anova_lm(smf.ols("score ~ C(system) + C(query)", data=t.stack().rename("score").reset_index()).fit())
     mse, df = aov.loc["Residual", "mean_sq"], aov.loc["Residual", "df"]
     m = X.mean(1)
-    p = pairwise_pvalues(t, "tukey")
+    p = pairwise_pvalues(t, test="tukey")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for i, j in itertools.combinations(range(5), 2):
@@ -253,7 +259,7 @@ def randomized_tukey_loop(X, B, seed):
 
 def test_randomized_tukey_matches_loop_reference_exactly():
     t = rand_table(S=5, n=6, seed=11)
-    got = pairwise_pvalues(t, "randomized-tukey", B=250, seed=4).to_numpy()
+    got = pairwise_pvalues(t, test="randomized-tukey", B=250, seed=4).to_numpy()
     exp = randomized_tukey_loop(t.to_numpy(), 250, 4)
     assert np.array_equal(np.nan_to_num(got, nan=-1), np.nan_to_num(exp, nan=-1))
 
@@ -269,7 +275,7 @@ def test_randomized_tukey_converges_to_exact_permutation_test():
         ranges.append(M.max() - M.min())
     ranges = np.array(ranges)
     m = X.mean(1)
-    got = pairwise_pvalues(t, "randomized-tukey", B=20000, seed=0)
+    got = pairwise_pvalues(t, test="randomized-tukey", B=20000, seed=0)
     for i, j in itertools.combinations(range(3), 2):
         exact = np.mean(ranges >= abs(m[i] - m[j]) - 1e-12)
         assert abs(got.iloc[i, j] - exact) < 0.015, (i, j, got.iloc[i, j], exact)   # sd of the estimate <= 0.0036
@@ -277,9 +283,9 @@ def test_randomized_tukey_converges_to_exact_permutation_test():
 
 def test_randomized_tukey_seed_determinism():
     t = rand_table(S=6, n=8, seed=12)
-    a = pairwise_pvalues(t, "randomized-tukey", B=200, seed=1)
-    b = pairwise_pvalues(t, "randomized-tukey", B=200, seed=1)
-    c = pairwise_pvalues(t, "randomized-tukey", B=200, seed=2)
+    a = pairwise_pvalues(t, test="randomized-tukey", B=200, seed=1)
+    b = pairwise_pvalues(t, test="randomized-tukey", B=200, seed=1)
+    c = pairwise_pvalues(t, test="randomized-tukey", B=200, seed=2)
     assert a.equals(b) and not a.equals(c)
 
 
@@ -317,7 +323,7 @@ def test_randomized_tukey_preference_matches_loop_reference():
     pref = pd.DataFrame([P[:, a, b] for a, b in idx],
                         index=pd.MultiIndex.from_tuples([(names[a], names[b]) for a, b in idx]),
                         columns=[f"q{j}" for j in range(n)])
-    got = pairwise_pvalues(pref, "randomized-tukey", B=120, seed=9).to_numpy()
+    got = pairwise_pvalues(pref, test="randomized-tukey", B=120, seed=9).to_numpy()
     exp = randomized_pref_loop(P, 120, 9)
     assert np.array_equal(np.nan_to_num(got, nan=-1), np.nan_to_num(exp, nan=-1))
 
@@ -341,7 +347,7 @@ def bootstrap_loop(x, y, B, seed, n):
 
 def test_bootstrap_matches_loop_reference():
     t = rand_table(S=4, n=10, seed=13)
-    p = pairwise_pvalues(t, "bootstrap", B=300, seed=2)
+    p = pairwise_pvalues(t, test="bootstrap", B=300, seed=2)
     for i, j in itertools.combinations(range(4), 2):
         assert p.iloc[i, j] == bootstrap_loop(t.iloc[i], t.iloc[j], 300, 2, 10)
 
@@ -350,26 +356,26 @@ def test_bootstrap_sanity_and_determinism():
     rng = np.random.default_rng(0)
     base = rng.random(25)
     t = table([base, base, base + 0.5 + 0.01 * rng.random(25)])
-    p = pairwise_pvalues(t, "bootstrap", B=1000, seed=0)
+    p = pairwise_pvalues(t, test="bootstrap", B=1000, seed=0)
     assert p.iloc[0, 1] == 1.0
     assert p.iloc[0, 2] < 0.01
     t2 = rand_table(S=5, n=20, seed=1)
-    assert pairwise_pvalues(t2, "bootstrap", seed=5).equals(pairwise_pvalues(t2, "bootstrap", seed=5))
+    assert pairwise_pvalues(t2, test="bootstrap", seed=5).equals(pairwise_pvalues(t2, test="bootstrap", seed=5))
 
 
 def test_discriminative_power_counts():
     t = rand_table(S=6, n=10, seed=3)
-    r = discriminative_power(t, "t-holm", alpha=0.2)
+    r = discriminative_power(t, test="t-holm", alpha=0.2)
     pv = r.pvalues.to_numpy()[np.triu_indices(6, 1)]
     assert r.count == int((pv < 0.2).sum()) and r.n_pairs == 15
     assert abs(r.fraction - r.count / 15) < 1e-15
     assert r.count_at(0.5) == int((pv < 0.5).sum())
     assert len(r.pairs()) == 15
     with pytest.raises(ValueError, match="test must be"):
-        discriminative_power(t, "wilcoxon")
+        discriminative_power(t, test="wilcoxon")
     bad = t.copy(); bad.iloc[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        discriminative_power(bad, "t-holm")
+        discriminative_power(bad, test="t-holm")
 
 
 # --------------------------------------------------------------------------- stability
@@ -419,14 +425,14 @@ def test_stability_relative_hand_case():
 def test_stability_hand_cases():
     t = table([[3, 3, 3], [0, 0, 0], [1, 2, 3], [2, 2, 2]])
     # pair (c, d): topic pairs {0,1}: 1.5 vs 2 (d), {0,2}: 2 vs 2 (tie), {1,2}: 2.5 vs 2 (c)
-    _, det = stability(t, trials=500, seed=0, topics=2, detail=True)
+    det = stability(t, trials=500, seed=0, topics=2, detail=True).pairs
     row = det[(det.a == "s02") & (det.b == "s03")].iloc[0]
     assert row.wins_a + row.wins_b + row.ties == 500
     assert row.stability == max(row.wins_a, row.wins_b) / 500
     ab = det[(det.a == "s00") & (det.b == "s01")].iloc[0]
     assert ab.stability == 1.0 and ab.wins_a == 500
     # fuzziness 0.6 turns every (c, d) comparison into a tie
-    _, det = stability(t, trials=500, seed=0, topics=2, fuzziness=0.6, detail=True)
+    det = stability(t, trials=500, seed=0, topics=2, fuzziness=0.6, detail=True).pairs
     assert det[(det.a == "s02") & (det.b == "s03")].iloc[0].stability == 0.0
 
 
@@ -434,7 +440,7 @@ def test_stability_gap_equal_to_fuzziness_is_a_tie():
     "The authors' rule |Δ| <= f is a tie; float noise must not turn an exact gap of f into a win."
     t = table([[.65, .35], [.6, .3]])          # gaps 0.65 - 0.6 = 0.05000000000000004, 0.35 - 0.3 = 0.04999999999999999
     assert .65 - .6 > .05 and .35 - .3 < .05
-    _, det = stability(t, trials=50, seed=0, topics=1, fuzziness=0.05, detail=True)
+    det = stability(t, trials=50, seed=0, topics=1, fuzziness=0.05, detail=True).pairs
     assert det.ties.iloc[0] == 50 and det.stability.iloc[0] == 0.0
     assert stability(t, trials=50, seed=0, topics=1, fuzziness=0.0499) == 1.0
 
@@ -442,18 +448,19 @@ def test_stability_gap_equal_to_fuzziness_is_a_tie():
 def test_stability_seed_determinism():
     t = rand_table(S=9, n=12, seed=4)
     assert stability(t, trials=300, seed=7) == stability(t, trials=300, seed=7)
-    a = stability(t, trials=300, seed=7, detail=True)[1]
-    b = stability(t, trials=300, seed=8, detail=True)[1]
+    a = stability(t, trials=300, seed=7, detail=True).pairs
+    b = stability(t, trials=300, seed=8, detail=True).pairs
     assert not a.equals(b)
 
 
 def test_stability_lower_is_better_swaps_winners_only():
     t = rand_table(S=5, n=8, seed=2)
     low = table(-t.to_numpy(), hib=False)
-    v1, d1 = stability(t, trials=100, detail=True)
-    v2, d2 = stability(low, trials=100, detail=True)
-    assert v1 == v2
-    assert (d1.wins_a.to_numpy() == d2.wins_a.to_numpy()).all()
+    r1, r2 = stability(t, trials=100, detail=True), stability(low, trials=100, detail=True)
+    assert r1.value == r2.value
+    # the direction does not matter: a pair's majority share is the same both ways (wins swap sides)
+    assert (r1.pairs.wins_a.to_numpy() == r2.pairs.wins_b.to_numpy()).all()
+    assert (r1.pairs.stability.to_numpy() == r2.pairs.stability.to_numpy()).all()
 
 
 # --------------------------------------------------------------------------- degradation and Algorithm 1
@@ -566,7 +573,8 @@ def test_example_d_algorithm1_exhaustive():
     "SPEC §1.7 Example D: mean τ 2/3 over the six pairs, 5/6 over the four triples (P@3_R, α = 1)."
     c = example_d()
     np.testing.assert_allclose(p_rareness_loop(c).mean(axis=1), [17 / 12, 11 / 12, 3 / 2, 5 / 12], atol=1e-12)
-    out, det = system_sampling(c, p_rareness_loop, sizes=(2, 3), exhaustive=True, detail=True)
+    res = system_sampling(c, p_rareness_loop, sizes=(2, 3), exhaustive=True, detail=True)
+    out, det = res.summary, res.taus
     np.testing.assert_allclose(out.mean_tau, [2 / 3, 5 / 6], atol=1e-12)
     assert out.trials.tolist() == [6, 4] and out.excluded.tolist() == [0, 0]
     # per subset, in itertools.combinations order: {S, U} (index 1) is the one reversed pair; {S, T, U} gives 1/3
@@ -577,7 +585,8 @@ def test_example_d_algorithm1_exhaustive():
 def test_algorithm1_random_draws_follow_the_documented_stream():
     "1,000 random trials (the paper's count): trial i of size N is sort(rng.choice(S, N, replace=False))."
     c = example_d()
-    out, det = system_sampling(c, p_rareness_loop, sizes=(2,), trials=1000, seed=5, detail=True)
+    res = system_sampling(c, p_rareness_loop, sizes=(2,), trials=1000, seed=5, detail=True)
+    out, det = res.summary, res.taus
     rng = np.random.default_rng(5)
     reversed_pair = [tuple(np.sort(rng.choice(4, 2, replace=False))) == (0, 2) for _ in range(1000)]
     np.testing.assert_array_equal(det.tau.to_numpy(), np.where(reversed_pair, -1.0, 1.0))
@@ -612,12 +621,12 @@ tables_st = arrays(np.float64, st.tuples(st.integers(3, 6), st.integers(3, 8)),
 @given(tables_st)
 def test_properties_of_pvalues(X):
     t = table(X)
-    bon, holm = pairwise_pvalues(t, "t-bonferroni").to_numpy(), pairwise_pvalues(t, "t-holm").to_numpy()
+    bon, holm = pairwise_pvalues(t, test="t-bonferroni").to_numpy(), pairwise_pvalues(t, test="t-holm").to_numpy()
     iu = np.triu_indices(len(X), 1)
     assert (holm[iu] <= bon[iu] + 1e-15).all()
     assert ((bon[iu] >= 0) & (bon[iu] <= 1)).all()
     # randomized HSD: a larger |mean difference| never gets a larger p-value
-    p = pairwise_pvalues(t, "randomized-tukey", B=50, seed=0).to_numpy()[iu]
+    p = pairwise_pvalues(t, test="randomized-tukey", B=50, seed=0).to_numpy()[iu]
     d = np.abs(X.mean(1)[iu[0]] - X.mean(1)[iu[1]])
     o = np.argsort(d, kind="stable")
     assert (np.diff(p[o])[np.diff(d[o]) > 1e-9] <= 1e-15).all()
@@ -633,3 +642,29 @@ def test_properties_of_tau_ap(x, y):
     if len(set(y)) > 1:
         assert -1 - 1e-12 <= v <= 1 + 1e-12
         assert abs(tau_ap(b, b) - 1) < 1e-12
+
+
+def test_orientation_rule_on_every_direction_dependent_function():
+    "attrs saying lower is better are refused without higher_is_better=; a plain vector is higher-is-better."
+    t = rand_table(S=6, n=8, seed=3)
+    low = table(-t.to_numpy(), hib=False)
+    with pytest.raises(ValueError, match="pass higher_is_better="):
+        system_scores(low, oriented=True)
+    with pytest.raises(ValueError, match="pass higher_is_better="):
+        tau_ap(t, low)
+    with pytest.raises(ValueError, match="pass higher_is_better="):
+        compare_orderings({"t": t, "low": low})
+    with pytest.raises(ValueError, match="pass higher_is_better="):
+        topic_degradation({"low": low}, ks=(2,), trials=1)
+    m = compare_orderings({"t": t, "low": low}, higher_is_better={"low": False})
+    assert abs(m.loc["t", ("tau", "low")] - 1) < 1e-12 and abs(m.loc["t", ("tau_ap", "low")] - 1) < 1e-12
+    a = topic_degradation({"x": t}, ks=(2, 4), trials=3)
+    b = topic_degradation({"x": low}, ks=(2, 4), trials=3, higher_is_better=False)
+    assert a[["tau", "tau_ap"]].equals(b[["tau", "tau_ap"]])
+    # plain vectors: matched by position, higher is better
+    assert kendall_tau(np.array([3., 2, 1]), [1., 2, 3]) == -1.0
+    with pytest.raises(TypeError, match="True, False or None"):
+        kendall_tau(t, t, higher_is_better="yes")
+    # the direction-free functions give the same answer both ways
+    assert stability(t, trials=50) == stability(low, trials=50)
+    assert pairwise_pvalues(t, test="t-holm").equals(pairwise_pvalues(low, test="t-holm"))
