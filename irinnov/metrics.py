@@ -12,11 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .conventions import QrelsLike, RunsLike, campaign_of
 from .trec import NO_GRADE, Campaign, prepare, read_qrels, read_runs
 
 # %% auto #0
 __all__ = ['MIN_GEO_MEAN', 'INFAP_EPSILON', 'GDEVAL_MAX_GRADE', 'precision', 'recall', 'average_precision', 'reciprocal_rank',
-           'r_precision', 'rbp', 'ndcg', 'bpref', 'MeasureSpec', 'parse_measure', 'expand_measures', 'measure',
+           'r_precision', 'rbp', 'ndcg', 'bpref', 'MeasureSpec', 'trec_eval_name', 'expand_measures', 'measure',
            'evaluate', 'trec_eval_records']
 
 # %% ../nbs/02_metrics.ipynb #acdcfa78
@@ -156,8 +157,9 @@ def _version(trec_eval_version) -> str:
     raise ValueError(f"trec_eval_version must be '9' (trec_eval 9.0.x, the default) or '10' (trec_eval 10.0), "
                      f"not {trec_eval_version!r}")
 
-def _campaign(runs, qrels, version: str) -> Campaign:
+def _campaign(runs, qrels, version: str, what: str = "measure") -> Campaign:
     "The campaign, ordering scores as the chosen trec_eval does (9.0.x: float32, 10.0: double; 10.0 files may hold `#` comments)."
+    if isinstance(runs, Campaign) and qrels is not None: campaign_of(runs, qrels, what=what)   # `measure(c, "GAP")`
     if version == "10":
         if isinstance(runs, (str, os.PathLike)): runs = read_runs(runs, comments=True)
         if isinstance(qrels, (str, os.PathLike)): qrels = read_qrels(qrels, comments=True)
@@ -374,58 +376,24 @@ def _trec_specs(base: str, raw: str | None, threshold: int) -> list:
     return [one(f"{base}_{v}", **{key: v}) for v in vals]
 
 # %% ../nbs/02_metrics.ipynb #894a6043
-_MEASURES = {"p": "P", "prec": "P", "precision": "P", "r": "R", "recall": "R", "ap": "AP", "map": "AP",
-             "map_cut": "AP", "ndcg": "nDCG", "ndcg_cut": "nDCG", "rr": "RR", "mrr": "RR", "recip_rank": "RR",
-             "rprec": "R-prec", "r-prec": "R-prec", "r_prec": "R-prec", "bpref": "bpref", "rbp": "RBP",
-             "judged": "Judged", "numq": "num_q", "numret": "num_ret", "numrel": "num_rel",
-             "numrelret": "num_rel_ret", "success": "Success", "iprec": "IPrec", "setp": "SetP", "setr": "SetR",
-             "setf": "SetF", "err": "ERR", "infap": "infAP", "gap": "GAP"}
-_NEEDS_CUT = {"P": "P@10", "R": "R@1000", "Judged": "Judged@10", "Success": "Success@10", "IPrec": "IPrec@0.1"}
-_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)(?:\(([^)]*)\))?(?:(?:@|_)(\d+(?:\.\d*)?|\.\d+))?\s*$")
-_KNOWN = ("P@10, R@1000, AP, AP@100, nDCG, nDCG@10, nDCG(dcg=exp-log2)@10, RR, Rprec, bpref, Bpref, infAP, "
-          "RBP(p=0.8), Judged@10, Success@10, IPrec@0.1, SetP, SetR, SetF(beta=1), ERR@20, NumQ, NumRet, NumRel, "
-          "NumRelRet, GAP, GAP@100, P(rel=2)@5; trec_eval's names: " + ", ".join(_ALL_TREC) +
-          " (with parameters as P.5,10 or P_5), official, all_trec")
+def trec_eval_name(name: str, # a measure name
+                  ) -> bool:
+    "Whether `name` is written as trec_eval's `-m` takes it (`map`, `P.5,10`, `ndcg_cut_10`, `official`): such a name gives one measure per parameter, named as trec_eval prints it."
+    name = str(name).strip()
+    return name in ("official", "all_trec") or _TREC_RE.match(name) is not None
 
-def parse_measure(name: str) -> tuple[str, dict]:
-    "Parse one measure name (`P@5`, `nDCG@10`, `P(rel=2)@5`, `RBP(p=0.5)`, `map_cut_100`, `ERR@20`) into (kind, params)."
-    m = _PATTERN.match(str(name))
-    if not m or m.group(1).lower() not in _MEASURES:
-        raise ValueError(f"measures: unknown measure {name!r}; accepted: {_KNOWN}")
-    kind, params = _MEASURES[m.group(1).lower()], {}
-    for arg in filter(None, (a.strip() for a in (m.group(2) or "").split(","))):
-        key, _, val = arg.partition("=")
-        key, val = key.strip(), val.strip().strip("'\"")
-        try:
-            if key == "rel" and val and kind not in ("nDCG", "ERR", "Judged", "num_q"): params["threshold"] = int(val)
-            elif key == "p" and val and kind == "RBP": params["p"] = float(val)
-            elif key == "graded" and not val and kind == "RBP": params["graded"] = True
-            elif key == "dcg" and val in ("log2", "exp-log2") and kind == "nDCG": params["dcg"] = val
-            elif key == "beta" and val and kind == "SetF": params["beta"] = float(val)
-            elif key == "rel" and kind == "nDCG":
-                raise ValueError(f"measures: nDCG takes no rel= (the grades are the gains): {name!r}")
-            else: raise ValueError(f"measures: unknown parameter {arg!r} in {name!r}")
-        except ValueError as e:
-            if str(e).startswith("measures:"): raise
-            raise ValueError(f"measures: bad value in {arg!r} of {name!r}") from None
-    if kind == "num_ret" and "threshold" in params: kind = "num_rel_ret"    # ir_measures: NumRelRet = NumRet(rel=1)
-    k = m.group(3)
-    if kind in _NEEDS_CUT and k is None:
-        raise ValueError(f"measures: {name!r} needs a cutoff, e.g. {_NEEDS_CUT[kind]}")
-    if kind == "IPrec":
-        params["recall"] = float(k)
-        if not 0 <= params["recall"] <= 1: raise ValueError(f"measures: {name!r}: the recall level is in [0, 1]")
-        return kind, params
-    if k is not None and not k.isdigit(): raise ValueError(f"measures: {name!r}: the cutoff must be an integer")
-    k = int(k) if k is not None else None
-    if k == 0: raise ValueError(f"measures: {name!r}: the cutoff must be ≥ 1")
-    if kind in ("P", "R"): params["k"] = k
-    elif kind == "nDCG": params["k"] = k
-    elif k is not None: params["depth"] = k
-    return kind, params
+def _spec(m, name: str, order: int) -> MeasureSpec:
+    "The MeasureSpec of a parsed classic measure (irinnov.measures.Measure), printed as `name`."
+    summary = m.definition.summary
+    return MeasureSpec(name, m.kind, tuple(sorted(m.params.items())), summary, m.kind != "num_q", order,
+                       summary != "mean")
 
-def expand_measures(names, *, threshold: int = 1) -> list:
+def expand_measures(names, # measure names: any irinnov.measures name of the classic family, trec_eval's names and sets
+                    *,
+                    threshold: int = 1, # the relevance level of a name without `rel=` (trec_eval's -l)
+                   ) -> list:
     "The measures named (sets, trec_eval names with parameters, ir_measures names): in trec_eval's order if all are trec_eval's, else as given."
+    from irinnov.measures import MeasureError, parse_measure
     if isinstance(names, str): names = [names]
     threshold = _check_threshold(threshold)
     out = []
@@ -438,11 +406,11 @@ def expand_measures(names, *, threshold: int = 1) -> list:
         if m:
             out += _trec_specs(m.group(1), m.group(2), threshold)
             continue
-        kind, params = parse_measure(name)
-        params.setdefault("threshold", threshold)
-        summary = {"num_q": "num_q", "num_ret": "sum", "num_rel": "sum", "num_rel_ret": "sum"}.get(kind, "mean")
-        out.append(MeasureSpec(name, kind, tuple(sorted(params.items())), summary, kind != "num_q",
-                               1000 + i, summary != "mean"))
+        parsed = parse_measure(name, threshold=threshold)
+        if parsed.family != "classic":
+            raise MeasureError(f"measures: {parsed.name} is not averaged by trec_eval's rules: compute its table with "
+                               f"measure(), or list it in `irinnov evaluate -m`")
+        out.append(_spec(parsed, name, 1000 + i))
     if all(s.order < 1000 for s in out):    # trec_eval's names only: trec_eval's order, its output line for line
         out = sorted(out, key=lambda s: s.order)          # (stable: parameters stay in increasing order)
     seen, unique = set(), []
@@ -455,26 +423,30 @@ def _table(c: Campaign, spec: MeasureSpec, version: str) -> pd.DataFrame:
     vals = _values(c, spec.kind, spec.kw, version)
     return c.score_table(vals, spec.name, all_topics=True)
 
-def measure(runs, qrels=None, name: str = "AP", *, threshold: int = 1, trec_eval_version="9") -> pd.DataFrame:
-    "The score table of one measure given by name (`P@5`, `nDCG@10`, `map`, `ERR@20`, ...): a column per qrels topic."
+def measure(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+            qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+            *,
+            name: str = "AP", # any name irinnov.measures knows (`P@5`, `nDCG@10`, `map`, `ERR@20`, `U@10`, `RPP`) or a trec_eval name giving one measure
+            threshold: int = 1, # the relevance level of a name without `rel=` (trec_eval's -l)
+            trec_eval_version="9", # '9' (trec_eval 9.0.x) or '10': how trec_eval's measures order tied scores
+           ) -> pd.DataFrame:
+    "The score table of one measure given by name, named canonically (`map` → `AP`): for trec_eval's measures, a column per qrels topic."
+    from irinnov.measures import MeasureError, parse_measure
     version = _version(trec_eval_version)
-    specs = expand_measures([name], threshold=threshold)
-    if len(specs) != 1 or specs[0].kind == "runid":
-        raise ValueError(f"measures: {name!r} names {len(specs)} measures; use evaluate() for several")
-    table = _table(_campaign(runs, qrels, version), specs[0], version)
-    table.attrs["measure"] = _canonical(specs[0]) or specs[0].name
+    if trec_eval_name(name):
+        specs = expand_measures([name], threshold=threshold)
+        if len(specs) != 1 or specs[0].kind == "runid":
+            raise ValueError(f"measures: {name!r} names {len(specs)} measures; use evaluate() for several")
+        spec = specs[0]
+        try: m = parse_measure(name, threshold=threshold)
+        except MeasureError: m = None                 # trec_eval's own (gm_map, Rprec_mult_0.20, 11pt_avg): its name
+    else:
+        m = parse_measure(name, threshold=threshold)
+        if m.family != "classic": return m(campaign_of(runs, qrels, what="measure"))
+        spec = _spec(m, name, 0)
+    table = _table(_campaign(runs, qrels, version), spec, version)
+    table.attrs.update(measure=m.name if m else spec.name, higher_is_better=m.higher_is_better if m else True)
     return table
-
-def _canonical(spec: MeasureSpec) -> str | None:
-    "The score table's name of a classic measure as the functions above give it (`map` → `AP`, `Rprec` → `R-prec`)."
-    p, k = spec.kw, spec.kw.get("k")
-    t, depth, cut = p.get("threshold", 1), p.get("depth"), (lambda n: n + (f"@{p['depth']}" if p.get("depth") else ""))
-    if spec.kind in ("P", "R"): return _name(spec.kind, t, k)
-    if spec.kind == "AP": return _name("AP", t, depth)
-    if spec.kind == "nDCG": return _name("nDCG", 1, k, **({"dcg": p["dcg"]} if p.get("dcg", "log2") != "log2" else {}))
-    if spec.kind in ("RR", "R-prec", "bpref"): return cut(_name(spec.kind, t))
-    if spec.kind == "RBP": return cut(_name("RBP", t, None, p=float(p.get("p", 0.8)), graded=p.get("graded", False)))
-    return None
 
 def _summary(spec: MeasureSpec, table: pd.DataFrame, present: np.ndarray, complete: bool, n_judged_relevant: int) -> np.ndarray:
     "Each system's value over the topics trec_eval averages over (`complete`: every qrels topic, its -c)."

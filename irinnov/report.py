@@ -27,6 +27,9 @@ import numpy as np
 import pandas as pd
 
 from . import metrics
+from .conventions import QrelsLike, RunsLike, campaign_of, round_significant
+from .measures import (TEAM_FAMILIES, Measure, MeasureError, parse_measure, preferences, supports_teams,
+                              warn_small_field)
 from .trec import NO_GRADE, Campaign, _indices, as_runs, prepare, progress
 
 def _lazy(module: str, name: str) -> Callable:
@@ -37,183 +40,29 @@ def _lazy(module: str, name: str) -> Callable:
     call.__name__ = name
     return call
 
-_asl, _ric, _utility = _lazy("asl", "asl"), _lazy("infotheory", "ric"), _lazy("novelty", "utility")
-_precision_rareness, _ap_rareness = _lazy("rareness", "precision_rareness"), _lazy("rareness", "ap_rareness")
-_preferences, _win_rate, _aggregate = _lazy("rpp", "preferences"), _lazy("rpp", "win_rate"), _lazy("rpp", "aggregate")
+_win_rate, _aggregate = _lazy("rpp", "win_rate"), _lazy("rpp", "aggregate")
 _compare_orderings, _discriminative_power, _stability = (_lazy("meta", "compare_orderings"),
                                                          _lazy("meta", "discriminative_power"), _lazy("meta", "stability"))
-_round_significant = _lazy("meta", "_round_significant")
+
 
 # %% auto #0
-__all__ = ['KNOWN_MEASURES', 'FEW_RUNS', 'CLASSIC', 'OFFICIAL', 'TESTS', 'FAMILIES', 'LOCK', 'SCALES', 'MeasureError', 'Measure',
-           'parse_measure', 'measure_table', 'default_measures', 'official_measures', 'judged_at',
+__all__ = ['CLASSIC', 'OFFICIAL', 'TESTS', 'FAMILIES', 'LOCK', 'SCALES', 'default_measures', 'official_measures', 'judged_at',
            'significance_groups', 'mean_ci', 'topic_summary', 'team_best', 'rare_documents', 'CampaignReport',
            'campaign_report', 'plot_rank_shift', 'plot_agreement', 'plot_power', 'plot_topic_heatmap', 'check_output',
            'claim_output', 'bonus_risers', 'write_report', 'against_field', 'add_against_arguments', 'against_command',
            'add_report_arguments', 'report_command']
 
 # %% ../nbs/20_compare.ipynb #7588525c
-KNOWN_MEASURES = ("AP", "AP@k", "P@k", "R@k", "nDCG", "nDCG@k", "RR", "RBP(p=0.8)", "bpref", "Rprec",
-                  "P@k_rareness(alpha=a)", "AP_rareness@k(alpha=a)", "U", "RPP", "dcgRPP", "invRPP", "ASL",
-                  "ASL@g1-n", "RIC")
-
-class MeasureError(ValueError):
-    "An unknown or malformed measure name; the message lists the known measures."
-
-def _unknown(name: str, why: str = "unknown measure") -> MeasureError:
-    return MeasureError(f"{why} {name!r}; known measures: {', '.join(KNOWN_MEASURES)} (k, n, a are numbers; "
-                        "options go in parentheses, e.g. P(rel=2)@10, ASL(pad=1000), RIC(graded=0), U(log0=penalty))")
-
-@dataclass(frozen=True)
-class Measure:
-    "A measure parsed from the name a researcher writes: canonical `name`, `family`, and how to compute it."
-    name: str
-    family: str                                    # classic, rareness, novelty, rpp, asl, ric
-    fn: Callable = field(repr=False, compare=False)            # campaign -> score table
-    prefs: Callable | None = field(default=None, repr=False, compare=False)   # campaign -> preference table (RPP)
-
-    def __call__(self, runs, qrels=None, *, teams=None, warn: bool = True) -> pd.DataFrame:
-        "The measure's score table (systems × evaluated topics) on a campaign or `(runs, qrels)`; `teams` (system -> team) counts rarity and novelty per team."
-        c = prepare(runs, qrels)
-        if warn: _warn_small_field([self], len(c.systems))
-        use = teams is not None and self.family in _TEAM_FAMILIES and _supports_teams(self.family)
-        table = self.fn(c, **({"teams": teams} if use else {}))
-        table.attrs["measure"] = self.name
-        return table
-
-FEW_RUNS = 5
-_TEAM_FAMILIES = ("rareness", "novelty")
-
-def _warn_small_field(specs, n: int):
-    "Warn once when measures defined by the field (rareness, novelty, RPP) are computed on fewer than FEW_RUNS runs."
-    names = [s.name for s in specs if s.family in ("rareness", "novelty", "rpp")]
-    if names and n < FEW_RUNS:
-        warnings.warn(f"{', '.join(names)} compare{'s' * (len(names) == 1)} each run with the field, here only {n} "
-                      f"run{'s' * (n != 1)}: {'its' if len(names) == 1 else 'their'} values mean little with fewer than "
-                      f"{FEW_RUNS} runs (add the campaign's runs, e.g. with --against)", stacklevel=3)
-
-def _supports_teams(family: str = "rareness") -> bool:
-    "Whether this installation's rareness (or novelty) functions take `teams` (a document counted once per team)."
-    from irinnov import novelty, rareness
-    fns = (rareness.precision_rareness, rareness.ap_rareness) if family == "rareness" else (novelty.utility,)
-    return all("teams" in inspect.signature(f).parameters for f in fns)
-
 def _team_map(teams, meta) -> dict | None:
     "teams=None: per run; True: the meta's `team` column; a mapping: system -> team."
     if teams is None or teams is False: return None
     if teams is True:
         if meta is None or "team" not in meta.columns: raise ValueError("teams=True needs a meta table with a 'team' column")
         teams = meta["team"]
-    if not _supports_teams("rareness"):
+    if not supports_teams("rareness"):
         raise ValueError("team-level rarity needs irinnov.rareness functions that take teams=; this installation's "
                          "do not")
     return {str(k): str(v) for k, v in dict(teams).items()}
-
-_NAME = re.compile(r"^(?P<base>[A-Za-z]+)(?P<prime>')?(?:@(?P<k1>g1-\d+|\d+))?(?:_(?P<suffix>[A-Za-z]+))?"
-                   r"(?:@(?P<k2>g1-\d+|\d+))?(?:\((?P<args>[^()]*)\))?$")
-_BOOL = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
-
-def _args(name: str, text: str | None, allowed: dict) -> dict:
-    "Parse `key=value, flag` arguments against {key: converter}; a bare flag means True."
-    out = {}
-    for part in filter(None, (p.strip() for p in (text or "").split(","))):
-        key, eq, val = (s.strip() for s in part.partition("="))
-        if key not in allowed: raise MeasureError(f"unknown parameter {key!r} in measure {name!r}; "
-                                                  f"it takes {', '.join(allowed) or 'no parameters'}")
-        try: out[key] = allowed[key](val if eq else "1")
-        except (ValueError, KeyError): raise MeasureError(f"bad value {val!r} for {key} in measure {name!r}") from None
-    return out
-
-def _bool(v: str) -> bool: return _BOOL[v.lower()]
-def _num(v: str) -> float:
-    x = float(v)
-    if not math.isfinite(x): raise ValueError(v)
-    return x
-def _pos_int(v: str) -> int:
-    x = int(v)
-    if x < 1: raise ValueError(v)
-    return x
-def _fmt(x) -> str: return f"{x:g}" if isinstance(x, float) else str(x)
-def _suffix(opts: dict) -> str:
-    return "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in opts.items()) + ")" if opts else ""
-
-def parse_measure(name: str) -> Measure:
-    "Parse a measure name (`AP`, `P@10`, `nDCG@10`, `AP_rareness@100(alpha=0.5)`, `U`, `RPP`, `ASL@g1-10`, `RIC`, ...)."
-    if not isinstance(name, str) or not name.strip(): raise _unknown(str(name))
-    name = name.strip()
-    m = _NAME.match(name.replace(" ", ""))
-    g = m.groupdict() if m else {}
-    base, suffix = (g.get("base") or "").lower(), (g.get("suffix") or "").lower()
-    if m and g["k1"] and g["k2"]: raise MeasureError(f"measure {name!r} has two cutoffs")
-    k = (g.get("k1") or g.get("k2")) if m else None
-    kint = int(k) if k and k.isdigit() else None
-    if k and kint is None and base != "asl": raise _unknown(name, "bad cutoff in measure")
-    if k and kint == 0: raise MeasureError(f"measure {name!r}: the cutoff must be ≥ 1")
-    prime = bool(g.get("prime"))
-    if prime and suffix != "rareness": raise _unknown(name)
-    if suffix == "rareness" and base in ("p", "ap"):
-        which = "P" if base == "p" else "AP"
-        o = _args(name, g["args"], {"alpha": _num, "normalized": _bool, "rel": int})
-        alpha, norm, rel = o.get("alpha", 0.5), prime or o.get("normalized", False), o.get("rel", 1)
-        if alpha < 0: raise MeasureError(f"measure {name!r}: alpha must be ≥ 0")
-        if norm and alpha > 1: raise MeasureError(f"measure {name!r}: alpha must be in [0, 1] when normalized")
-        if which == "P" and kint is None: raise MeasureError(f"measure {name!r} needs a cutoff, e.g. P@100_rareness(alpha=0.5)")
-        canon = (which + ("'" if norm else "") + (f"@{kint}" if kint else "") + "_rareness"
-                 + _suffix({"alpha": float(alpha), **({"rel": rel} if rel != 1 else {})}))
-        f = _precision_rareness if which == "P" else _ap_rareness
-        return Measure(canon, "rareness", lambda c, **kw: f(c, k=kint, alpha=alpha, normalized=norm, threshold=rel, **kw))
-    if base == "u" and suffix in ("", "novelty"):
-        o = _args(name, g["args"], {"base": lambda v: math.e if v == "e" else _num(v), "log0": str, "loo": _bool,
-                                    "rel": int})
-        b, log0, loo, rel = o.get("base", 2), o.get("log0", "zero"), o.get("loo", True), o.get("rel", 1)
-        if log0 not in ("zero", "penalty", "literal"): raise MeasureError(f"measure {name!r}: log0 must be zero, penalty or literal")
-        shown = {**({"base": "e" if b == math.e else float(b)} if b != 2 else {}), **({"log0": log0} if log0 != "zero" else {}),
-                 **({"loo": 0} if not loo else {}), **({"rel": rel} if rel != 1 else {})}
-        canon = "U" + (f"@{kint}" if kint else "") + _suffix(shown)
-        return Measure(canon, "novelty", lambda c, **kw: _utility(c, depth=kint, base=b, log0=log0, leave_one_out=loo,
-                                                                  threshold=rel, **kw))
-    if base in ("rpp", "dcgrpp", "invrpp") and not suffix and k is None:
-        weighting = {"rpp": "uniform", "dcgrpp": "dcg", "invrpp": "inverse"}[base]
-        o = _args(name, g["args"], {"graded": _bool, "rel": int})
-        graded, rel = o.get("graded", True), o.get("rel", 1)
-        canon = {"rpp": "RPP", "dcgrpp": "dcgRPP", "invrpp": "invRPP"}[base] + _suffix(
-            {**({"graded": 0} if not graded else {}), **({"rel": rel} if rel != 1 else {})})
-        prefs = lambda c: _preferences(c, weighting=weighting, graded=graded, threshold=rel)
-        return Measure(canon, "rpp", lambda c: _win_rate(prefs(c)), prefs)
-    if base == "asl" and not suffix:
-        if k is not None and not k.startswith("g1-"): raise MeasureError(f"measure {name!r}: ASL takes @g1-n, e.g. ASL@g1-10")
-        n = int(k[3:]) if k else None
-        if n == 0: raise MeasureError(f"measure {name!r}: n must be ≥ 1")
-        o = _args(name, g["args"], {"pad": _pos_int, "rel": int})
-        pad, rel = o.get("pad"), o.get("rel", 1)
-        canon = "ASL" + (f"@g1-{n}" if n else "") + _suffix({**({"pad": pad} if pad else {}), **({"rel": rel} if rel != 1 else {})})
-        return Measure(canon, "asl", lambda c: _asl(c, n=n, threshold=rel, pad_to=pad))
-    if base == "ric" and not suffix:
-        o = _args(name, g["args"], {"graded": _bool, "rel": int})
-        graded, rel = o.get("graded", True), o.get("rel", 1)
-        canon = "RIC" + (f"@{kint}" if kint else "") + _suffix({**({"graded": 0} if not graded else {}),
-                                                                **({"rel": rel} if rel != 1 else {})})
-        return Measure(canon, "ric", lambda c: _ric(c, depth=kint, graded=graded, threshold=rel))
-    try: kind, params = metrics.parse_measure(name)
-    except ValueError as e:
-        msg = str(e).removeprefix("measures: ")
-        if msg.startswith("unknown measure"): raise _unknown(name) from None
-        raise MeasureError(msg) from None
-    return Measure(_classic_name(kind, params), "classic", lambda c: metrics.measure(c, name=name))
-
-def _classic_name(kind: str, params: dict) -> str:
-    "The name `metrics.measure` gives the table: `P@10`, `P(rel=2)@5`, `AP@100`, `RBP(p=0.8)`, `RR@10`."
-    p = dict(params)
-    rel, depth, k = p.pop("threshold", 1), p.pop("depth", None), p.pop("k", None)
-    args = ([f"p={float(p.pop('p', 0.8)):g}"] + (["graded"] if p.pop("graded", False) else [])) if kind == "RBP" else []
-    args += [f"rel={rel}"] if rel != 1 else []
-    cut = k if kind in ("P", "R", "nDCG") else depth
-    return kind + (f"({','.join(args)})" if args else "") + (f"@{cut}" if cut is not None else "")
-
-# %% ../nbs/20_compare.ipynb #be912a5c
-def measure_table(runs, qrels=None, name: str = "AP") -> pd.DataFrame:
-    "The score table of the measure called `name` (any name `parse_measure` knows) on a campaign or `(runs, qrels)`."
-    return parse_measure(name)(runs, qrels)
 
 # %% ../nbs/20_compare.ipynb #943aa4d4
 CLASSIC = ("AP", "nDCG@10", "P@10", "RR")
@@ -232,7 +81,7 @@ def _oriented_means(table) -> pd.Series:
     s = table if isinstance(table, pd.Series) else table.mean(axis=1)
     s = s.astype(float) * (1 if table.attrs.get("higher_is_better", True) else -1)
     # as irinnov.meta.kendall_tau: equal means must tie whatever the summation order
-    return pd.Series(_round_significant(s.to_numpy()), index=s.index)
+    return pd.Series(round_significant(s.to_numpy()), index=s.index)
 
 def _top_risers(shift: pd.Series, n: int) -> pd.Index:
     "The `n` systems with the largest rank shift, ties by name."
@@ -279,7 +128,7 @@ def _group_label(i: int, n: int) -> str:
 def significance_groups(pvalues: pd.DataFrame, means: pd.Series, *, alpha: float = 0.05,
                         higher_is_better: bool = True) -> pd.DataFrame:
     "Groups of systems no test separates: maximal runs of consecutive systems (in score order) whose every pair has p ≥ alpha."
-    oriented = pd.Series(_round_significant(means.to_numpy(float) * (1 if higher_is_better else -1)), index=means.index)
+    oriented = pd.Series(round_significant(means.to_numpy(float) * (1 if higher_is_better else -1)), index=means.index)
     names = oriented.sort_values(ascending=False, kind="stable").index
     P = pvalues.reindex(index=names, columns=names).to_numpy(float)
     S = len(names)
@@ -511,12 +360,12 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
         meta.index = meta.index.astype(str).rename("system")
         meta = meta.reindex(pd.Index(c.systems.astype(str), name="system"))
     team_map = _team_map(teams, meta)
-    _warn_small_field(specs, len(c.systems))
+    warn_small_field(specs, len(c.systems))
     tables, orderings = {}, {}
     for spec in progress(specs, desc="measures", unit="measure"):
         if spec.name in tables: continue
         if spec.family == "rpp" and mc4:
-            prefs = spec.prefs(c)
+            prefs = preferences(spec, c)
             t = _win_rate(prefs)
             t.attrs["measure"] = spec.name
             tables[spec.name], orderings[spec.name] = t, t.mean(axis=1)
@@ -552,7 +401,7 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
     if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
     params = dict(measures=names, reference=reference, official=offic, rel=rel, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
                   tests=tests, alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=team_map is not None,
-                  team_families=tuple(f for f in _TEAM_FAMILIES if team_map is not None and _supports_teams(f)))
+                  team_families=tuple(f for f in TEAM_FAMILIES if team_map is not None and supports_teams(f)))
     return CampaignReport(c, tables, orderings, scores, ranks, agreement, power, hib, families, reference, meta, params,
                           pvalues, coverage, new)
 

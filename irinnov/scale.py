@@ -24,7 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .report import CampaignReport, parse_measure
+from .measures import parse_measure
+from .report import CampaignReport
 from .trec import (NO_GRADE, PAD, RUN_COLUMNS, Campaign, TrecFormatError, _is_runs_frame, _mark_unique,
                           _run_paths, as_qrels, as_runs, prepare, read_qrels, read_run, system_name)
 
@@ -273,7 +274,7 @@ def _tables(c: Campaign, depth: int | None, measures: list) -> tuple:
 
 def evaluate_sharded(runs,                # run files (list, directory or glob), or a runs DataFrame
                      qrels,               # a qrels file or DataFrame
-                     measures=("AP", "P@10", "nDCG@10", "RR", "bpref"),   # any names `irinnov.report.parse_measure` knows
+                     measures=("AP", "P@10", "nDCG@10", "RR", "bpref"),   # any names `irinnov.measures.parse_measure` knows
                      *, client,           # a `dask.distributed.Client` (see `dask_client`)
                      depth: int | None = None,      # cut every list to its top `depth` (None: whole lists)
                      tag: bool = False,   # system names from the tag column
@@ -459,7 +460,7 @@ def trec_eval_records_sharded(runs,            # run files (list, directory or g
                               qrels,           # a qrels file or DataFrame
                               measures=("official",),   # trec_eval's and ir_measures' names (`irinnov.metrics`)
                               *, client,       # a `dask.distributed.Client` (see `dask_client`)
-                              innovation=(),   # innovation-aware measures (`irinnov.report.parse_measure` names)
+                              innovation=(),   # innovation-aware measures (`irinnov.measures.parse_measure` names)
                               per_query: bool = False,   # also each listed topic's value (trec_eval -q)
                               complete: bool = False,    # average over every qrels topic (trec_eval -c)
                               threshold: int = 1,        # relevance level (trec_eval -l)
