@@ -15,8 +15,9 @@ import pytest
 from scipy import stats
 
 from irinnov import asl, infotheory, meta, metrics, novelty, rareness, rpp
-from irinnov.report import (CampaignReport, MeasureError, campaign_report, default_measures, measure_table,
-                            parse_measure, plot_agreement, plot_power, plot_rank_shift, write_report)
+from irinnov.measures import MeasureError, parse_measure
+from irinnov.report import (CampaignReport, campaign_report, default_measures, plot_agreement, plot_power, plot_rank_shift,
+                            write_report)
 from irinnov.trec import prepare
 
 S, Q, D = 7, 9, 25
@@ -188,9 +189,9 @@ def test_custom_measures_and_errors(campaign):
     with pytest.raises(ValueError, match="hue"): write_report(r, out_dir="unused", hue="team")
 
 
-def test_measure_table_matches_metrics(campaign):
+def test_report_measure_matches_metrics(campaign):
     for n in ["AP", "map", "AP@5", "P_5", "R@20", "nDCG", "ndcg_cut_5", "RR", "Rprec", "bpref", "RBP(p=0.5)", "P(rel=2)@5"]:
-        a, b = measure_table(campaign, name=n), metrics.measure(campaign, name=n)
+        a, b = parse_measure(n)(campaign), metrics.measure(campaign, name=n)
         assert a.attrs["measure"] == b.attrs["measure"]
         np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
 
