@@ -158,7 +158,7 @@ def evaluate_command(args) -> int:
     import pandas as pd
     from irinnov import metrics
     from irinnov.trec import prepare, read_qrels, read_runs
-    version = metrics._version(args.trec_eval)
+    version = metrics.check_trec_eval_version(args.trec_eval)
     classic, innovation = _specs(split_measures(args.measure or DEFAULT_MEASURES), args.l)  # before any reading
     comments = version == "10"                      # trec_eval 10.0 skips lines starting with '#'
     qrels = read_qrels(args.qrels, comments=comments)

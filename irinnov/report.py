@@ -46,11 +46,11 @@ _compare_orderings, _discriminative_power, _stability = (_lazy("meta", "compare_
 
 
 # %% auto #0
-__all__ = ['CLASSIC', 'OFFICIAL', 'TESTS', 'FAMILIES', 'LOCK', 'SCALES', 'default_measures', 'official_measures', 'judged_at',
-           'significance_groups', 'mean_ci', 'topic_summary', 'team_best', 'rare_documents', 'CampaignReport',
-           'campaign_report', 'plot_rank_shift', 'plot_agreement', 'plot_power', 'plot_topic_heatmap', 'check_output',
-           'claim_output', 'bonus_risers', 'write_report', 'against_field', 'add_against_arguments', 'against_command',
-           'add_report_arguments', 'report_command']
+__all__ = ['CLASSIC', 'OFFICIAL', 'TESTS', 'FAMILIES', 'LOCK', 'SCALES', 'default_measures', 'system_ranks', 'official_measures',
+           'judged_at', 'pooled_column', 'significance_groups', 'mean_ci', 'topic_summary', 'team_best',
+           'rare_documents', 'CampaignReport', 'campaign_report', 'plot_rank_shift', 'plot_agreement', 'plot_power',
+           'plot_topic_heatmap', 'check_output', 'claim_output', 'bonus_risers', 'write_report', 'against_field',
+           'add_against_arguments', 'against_command', 'add_report_arguments', 'report_command']
 
 # %% ../nbs/20_compare.ipynb #7588525c
 def _team_map(teams, meta) -> dict | None:
@@ -87,8 +87,9 @@ def _top_risers(shift: pd.Series, n: int) -> pd.Index:
     "The `n` systems with the largest rank shift, ties by name."
     return pd.DataFrame({"shift": shift, "name": shift.index}).sort_values(["shift", "name"], ascending=[False, True]).index[:n]
 
-def _ranks(table) -> pd.Series:
-    "Rank 1 = best, ties share the best rank (competition ranking)."
+def system_ranks(table: pd.DataFrame | pd.Series, # a score table (or its system means), with attrs["higher_is_better"]
+                ) -> pd.Series:
+    "Each system's rank by its mean score: 1 = best, ties (to 12 significant digits) share the best rank (competition ranking)."
     return _oriented_means(table).rank(ascending=False, method="min").astype(np.int64)
 
 # %% ../nbs/20_compare.ipynb #05c49f9a
@@ -109,7 +110,8 @@ def judged_at(runs, qrels=None, k: int = 10) -> pd.DataFrame:
     judged = (c.grades[:, :, :k] != NO_GRADE).sum(axis=2) / k
     return c.score_table(judged, f"Judged@{k}", all_topics=True)
 
-def _pooled_column(meta: pd.DataFrame | None) -> pd.Series | None:
+def pooled_column(meta: pd.DataFrame | None, # the campaign's meta table (one row per system), or None
+                 ) -> pd.Series | None:
     "The meta column saying whether a run contributed to the judgment pools, as booleans (None if there is none)."
     if meta is None: return None
     for col in ("pooled", "contributed judgments", "judged"):
@@ -378,7 +380,7 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
         orderings[spec.name].attrs = dict(tables[spec.name].attrs)
     systems = pd.Index(c.systems.astype(str), name="system")
     scores = pd.DataFrame({m: s.reindex(systems) for m, s in orderings.items()})
-    ranks = pd.DataFrame({m: _ranks(s).reindex(systems) for m, s in orderings.items()})
+    ranks = pd.DataFrame({m: system_ranks(s).reindex(systems) for m, s in orderings.items()})
     for m, s in orderings.items():
         if m.endswith("(MC4)"):    # MC4 is an ordering: its position (ties broken by name, as rpp.aggregate)
             ranks[m] = pd.Series(np.arange(1, len(s) + 1), index=s.index).reindex(systems)
@@ -397,7 +399,7 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
         rows.append(row)
     power = pd.DataFrame(rows).set_index("measure")
     coverage = pd.DataFrame({f"Judged@{j}": judged_at(c, k=j).mean(axis=1) for j in (10, 100)})
-    pooled = _pooled_column(meta)
+    pooled = pooled_column(meta)
     if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
     params = dict(measures=names, reference=reference, official=offic, rel=rel, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
                   tests=tests, alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=team_map is not None,
