@@ -89,7 +89,7 @@ def test_kernels_name_their_tables_as_the_registry_prints(campaign):
     tables = {"P@5": metrics.precision(c, k=5), "P(rel=2)@5": metrics.precision(c, k=5, threshold=2),
               "R@10": metrics.recall(c, k=10), "AP": metrics.average_precision(c),
               "AP@10": metrics.average_precision(c, depth=10), "RR": metrics.reciprocal_rank(c),
-              "R-prec": metrics.r_precision(c), "RBP(p=0.5,graded)": metrics.rbp(c, p=0.5, graded=True),
+              "R-prec": metrics.r_precision(c), "RBP(p=0.5,graded)": metrics.rbp(c, p=0.5, graded=True), "RBP(p=0.8)": metrics.rbp(c),
               "nDCG@10": metrics.ndcg(c, k=10), "bpref(rel=2)": metrics.bpref(c, threshold=2)}
     for name, t in tables.items():
         assert parse_measure(name).name == name == t.attrs["measure"]

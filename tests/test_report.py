@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from irinnov import asl, infotheory, meta, metrics, novelty, rareness, rpp
-from irinnov.measures import MeasureError, parse_measure
+from irinnov.measures import MeasureError, parse_measure, supports_teams
 from irinnov.report import (CampaignReport, campaign_report, default_measures, plot_agreement, plot_power, plot_rank_shift,
                             write_report)
 from irinnov.trec import prepare
@@ -503,7 +503,7 @@ def test_unusable_or_busy_output_folder(tmp_path, rep, monkeypatch):
 
 
 def test_team_rarity_option(rep, campaign):
-    if report_mod._supports_teams("rareness"):
+    if supports_teams("rareness"):
         teams = {f"s{i}": f"team{i // 2}" for i in range(S)}
         r = campaign_report(campaign, measures=["AP_rareness@10(alpha=1)"], B=20, trials=20, teams=teams)
         assert r.params["team_rarity"]
