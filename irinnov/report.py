@@ -67,7 +67,13 @@ def _team_map(teams, meta) -> dict | None:
 # %% ../nbs/20_compare.ipynb #943aa4d4
 CLASSIC = ("AP", "nDCG@10", "P@10", "RR")
 
-def default_measures(k: int = 100, alphas=(0.5, 1), pad_to: int | None = None, classic=CLASSIC, rel: int = 1) -> list:
+def default_measures(*,
+                     k: int = 100, # the cut-off of P@k, AP@k and the rareness measures
+                     alphas=(0.5, 1), # the rareness weights α
+                     pad_to: int | None = None, # ASL's common ranking length (None: each list's own)
+                     classic=CLASSIC, # the classic measures first
+                     rel: int = 1, # the relevance grade of the measures after the classic ones
+                    ) -> list:
     "The report's measures: the classic ones (AP, nDCG@10, P@10, RR), P@k, AP@k (rareness at α = 0), rareness per α, U, RPP, ASL, ASL@g1-10, RIC; `rel`: the relevance grade of the measures after the classic ones."
     opts = lambda *o: "(" + ", ".join(x for x in o if x) + ")" if any(o) else ""
     r = f"rel={rel}" if rel != 1 else ""
@@ -103,7 +109,11 @@ def official_measures(dataset: str) -> list:
     raise ValueError(f"official: no official measures known for {dataset!r}; known campaigns: "
                      + ", ".join(f"{p}*" for p in OFFICIAL))
 
-def judged_at(runs, qrels=None, k: int = 10) -> pd.DataFrame:
+def judged_at(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+              qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+              *,
+              k: int = 10, # the cut-off
+             ) -> pd.DataFrame:
     "Judged@k: the share of the top k positions holding a judged document (any grade), per qrels topic; a list shorter than k counts the missing positions as unjudged."
     c = prepare(runs, qrels)
     if k < 1: raise ValueError(f"k must be ≥ 1, not {k}")
@@ -181,7 +191,11 @@ def topic_summary(table: pd.DataFrame) -> pd.DataFrame:
     out.attrs["measure"] = table.attrs.get("measure")
     return out.sort_values(["sd", "range"], ascending=False, kind="stable")
 
-def team_best(report: "CampaignReport", team: str = "team", measures=None) -> pd.DataFrame:
+def team_best(report: "CampaignReport", # a campaign report with a meta table
+              *,
+              team: str = "team", # the meta column naming each run's team
+              measures=None, # the measures (default: all of the report's)
+             ) -> pd.DataFrame:
     "The best run of each team under each measure (its rank and name), teams in order of their best rank under the reference."
     if report.meta is None or team not in report.meta.columns:
         raise ValueError(f"team: {team!r} is not a column of the report's meta")
@@ -352,7 +366,7 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
     at_rel = lambda m: m if rel == 1 or m.startswith("nDCG") else (
         f"{m.partition('@')[0]}(rel={rel})" + (f"@{m.partition('@')[2]}" if "@" in m else ""))
     classic = [*offic, *(m for m in map(at_rel, CLASSIC) if m not in offic)]
-    names = list(measures) if measures is not None else default_measures(k, alphas, pad, classic=classic, rel=rel)
+    names = list(measures) if measures is not None else default_measures(k=k, alphas=alphas, pad_to=pad, classic=classic, rel=rel)
     specs = [parse_measure(n) for n in names]
     ref = parse_measure(reference or (offic[0] if offic else "AP"))
     if ref.name not in [s.name for s in specs]: specs.insert(0, ref)
@@ -408,7 +422,13 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
                           pvalues, coverage, new)
 
 # %% ../nbs/20_compare.ipynb #fa001d45
-def plot_rank_shift(report: CampaignReport, measures=None, hue: str | None = None, label: int = 2, ncols: int = 5):
+def plot_rank_shift(report: CampaignReport, # a campaign report
+                    *,
+                    measures=None, # the measures (default: the innovation-aware ones)
+                    hue: str | None = None, # a meta column colouring the runs
+                    label: int = 2, # label the runs that move at least this many places
+                    ncols: int = 5, # panels per row
+                   ):
     "Rank by the reference (AP) against rank by each innovation measure, one panel per measure; the top risers labelled."
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -484,7 +504,11 @@ def _plain(text) -> str:
     "A name drawn as typed: matplotlib reads `$...$` as math (and fails on `$x^$`); an escaped dollar is a dollar."
     return str(text).replace("$", r"\$")
 
-def plot_topic_heatmap(report: CampaignReport, measure: str | None = None, top: int = 20):
+def plot_topic_heatmap(report: CampaignReport, # a campaign report
+                       *,
+                       measure: str | None = None, # the measure (default: the reference)
+                       top: int = 20, # the topics shown (those that separate the systems most)
+                      ):
     "Per-topic scores of the `top` best systems under a measure (rows, best first) on every topic (columns, most separating first)."
     import matplotlib.pyplot as plt
     m = measure or report.reference
@@ -709,7 +733,10 @@ def _systems_table(rep: CampaignReport) -> pd.DataFrame:
     if rep.meta is not None: out = rep.meta.drop(columns=[c for c in rep.meta.columns if c in out.columns]).join(out)
     return out.loc[rep.ranks[ref].sort_values(kind="stable").index]
 
-def bonus_risers(report: CampaignReport, n: int = 3) -> pd.DataFrame:
+def bonus_risers(report: CampaignReport, # a campaign report
+                 *,
+                 n: int = 3, # the risers per measure
+                ) -> pd.DataFrame:
     "The `n` systems each rareness measure lifts most above its own base measure (P@k or AP@k, α = 0): the rise the rarity bonus alone makes."
     rows = []
     for m in report.measures:
@@ -726,7 +753,7 @@ def _why_rise(rep: CampaignReport, n: int = 3, docs: int = 10) -> pd.DataFrame:
     "For the runs the rarity bonus lifts most and the top risers under novelty: their rarest relevant documents in the top k (query, doc, grade, rank, runs that retrieved it)."
     c, k = rep.campaign, rep.params.get("k", 100)
     risers = rep.risers(n)
-    risers = pd.concat([bonus_risers(rep, n)[["measure", "system"]],
+    risers = pd.concat([bonus_risers(rep, n=n)[["measure", "system"]],
                         risers[risers.measure.map(rep.families) == "novelty"][["measure", "system"]]])
     parts = []
     for s, ms in risers.groupby("system", sort=False)["measure"]:
@@ -735,8 +762,8 @@ def _why_rise(rep: CampaignReport, n: int = 3, docs: int = 10) -> pd.DataFrame:
     cols = ["system", "measures", "query", "doc", "grade", "rank", "runs", "rarity"]
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
-def write_report(runs, qrels=None, out_dir="report", meta: pd.DataFrame | None = None, title: str | None = None,
-                 hue: str | None = None, *, low_judged: float = 0.7, formats: str = "csv+parquet", **kw) -> Path:
+def write_report(runs: RunsLike, qrels: QrelsLike = None, *, out_dir="report", meta: pd.DataFrame | None = None,
+                 title: str | None = None, hue: str | None = None, low_judged: float = 0.7, formats: str = "csv+parquet", **kw) -> Path:
     "Write `report.html` (self-contained: sortable tables, SVG figures) and CSV/Parquet tables into `out_dir` atomically; return the HTML path."
     from irinnov import __version__
     with claim_output(out_dir) as out:
@@ -764,14 +791,14 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
               "topics": (topic_summary(rep.tables[ref]), True), "caveats": (rep.caveats(low_judged), False)}
     if not small:
         tables["risers"] = (rep.risers(3), False)
-        tables["bonus_risers"] = (bonus_risers(rep, 3), False)
+        tables["bonus_risers"] = (bonus_risers(rep, n=3), False)
         if isinstance(c, Campaign): tables["rare_documents"] = (_why_rise(rep), False)   # (needs every list: not on Dask)
     team_col = "team" if rep.meta is not None and "team" in rep.meta.columns else None
-    if team_col: tables["teams"] = (team_best(rep, team_col), True)
+    if team_col: tables["teams"] = (team_best(rep, team=team_col), True)
     if rep.new_systems: tables["placement"] = (rep.placement(), False)
     for stem, (df, index) in tables.items(): files[stem] = _write_table(df, stage, stem, index=index, formats=formats)
     figs = {}
-    steps = [("topics", lambda: plot_topic_heatmap(rep, ref))]
+    steps = [("topics", lambda: plot_topic_heatmap(rep, measure=ref))]
     if not small:
         steps += [("shift", lambda: plot_rank_shift(rep, hue=hue)), ("agreement", lambda: plot_agreement(rep))]
     steps.append(("power", lambda: plot_power(rep)))

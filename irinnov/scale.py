@@ -340,7 +340,7 @@ def campaign_report_sharded(runs,           # run files (list, directory or glob
         if len(sr.systems) < 2: raise ValueError("runs: a campaign report needs at least two systems")
         D = min(depth, sr.depth) if depth is not None else sr.depth
         pad = D if pad_to == "depth" else pad_to
-        names = list(measures) if measures is not None else R.default_measures(k, alphas, pad)
+        names = list(measures) if measures is not None else R.default_measures(k=k, alphas=alphas, pad_to=pad)
         specs = [parse_measure(n) for n in names]
         ref = parse_measure(reference)
         if ref.name not in [s.name for s in specs]: specs.insert(0, ref)

@@ -69,10 +69,10 @@ def direct(c):
 
 
 def test_default_measures_and_names():
-    assert default_measures(100, (0.5, 1), 1000) == [
+    assert default_measures(k=100, alphas=(0.5, 1), pad_to=1000) == [
         "AP", "nDCG@10", "P@10", "RR", "P@100", "AP@100", "P@100_rareness(alpha=0.5)", "P@100_rareness(alpha=1)",
         "AP@100_rareness(alpha=0.5)", "AP@100_rareness(alpha=1)", "U", "RPP", "ASL(pad=1000)", "ASL@g1-10(pad=1000)", "RIC"]
-    for n in default_measures(100, (0.5, 1), 1000): assert parse_measure(n).name == n     # canonical names are fixed points
+    for n in default_measures(k=100, alphas=(0.5, 1), pad_to=1000): assert parse_measure(n).name == n     # canonical names are fixed points
 
 
 def test_tables_equal_direct_calls(campaign, rep):
