@@ -496,7 +496,7 @@ def evaluate(runs: RunsLike, qrels: QrelsLike = None, measures=("AP", "P@10", "n
     "System values of the named measures, averaged as trec_eval does (with `per_topic=True`: the topics it lists)."
     version = check_trec_eval_version(trec_eval_version)
     qrels, measures = _measures_given_as_qrels(runs, qrels, measures)
-    specs, tables, listed, sums = _evaluate(_campaign(runs, qrels, version).truncate(depth),
+    specs, tables, listed, sums = _evaluate(_campaign(runs, qrels, version, "evaluate").truncate(depth),
                                             expand_measures(measures, threshold=threshold), complete, version)
     if not per_topic: return sums
     keep = [(s, t) for s, t in zip(specs, tables) if s.per_query]
@@ -510,7 +510,7 @@ def trec_eval_records(runs: RunsLike, qrels: QrelsLike = None, measures=("offici
     "trec_eval's output as a table (system, measure, query or `all`, value, integer), in trec_eval's order."
     version = check_trec_eval_version(trec_eval_version)
     qrels, measures = _measures_given_as_qrels(runs, qrels, measures)
-    c = _campaign(runs, qrels, version).truncate(depth)
+    c = _campaign(runs, qrels, version, "trec_eval_records").truncate(depth)
     all_specs = expand_measures(measures, threshold=threshold)
     specs, tables, listed, sums = _evaluate(c, all_specs, complete, version)
     return records(c.systems, c.topics, specs, tables, listed, sums, per_query=per_query, summary=summary,

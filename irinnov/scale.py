@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from .conventions import QrelsLike, RunsLike
 from .measures import parse_measure
 from .report import CampaignReport
 from .trec import (NO_GRADE, PAD, RUN_COLUMNS, Campaign, TrecFormatError, _is_runs_frame, _mark_unique,
@@ -198,8 +199,8 @@ def _default_shards(client, files: list | None, topics: int) -> int:
     size = sum(os.path.getsize(f) * (4 if str(f).endswith(".gz") else 1) for f in files) if files else 0
     return int(max(1, min(max(2 * workers, -(-size // (256 << 20))), topics)))
 
-def shard_runs(runs,                     # run files (list, directory or glob), or a runs DataFrame
-               qrels,                    # a qrels file or DataFrame
+def shard_runs(runs: RunsLike,           # run files (list, directory or glob), or a runs DataFrame
+               qrels: QrelsLike,         # a qrels file or DataFrame
                *, client,                # a `dask.distributed.Client`
                n_shards: int | None = None,   # topic shards (default: twice the workers, ≈256 MB of run text each)
                work_dir=None,            # where the pieces go (a folder every worker can read; default: a temporary one)
@@ -272,8 +273,8 @@ def _tables(c: Campaign, depth: int | None, measures: list) -> tuple:
         tables = {s.name: s(c) for s in map(parse_measure, measures)}
     return tables, [(w.category, str(w.message)) for w in caught]
 
-def evaluate_sharded(runs,                # run files (list, directory or glob), or a runs DataFrame
-                     qrels,               # a qrels file or DataFrame
+def evaluate_sharded(runs: RunsLike,      # run files (list, directory or glob), or a runs DataFrame
+                     qrels: QrelsLike,    # a qrels file or DataFrame
                      measures=("AP", "P@10", "nDCG@10", "RR", "bpref"),   # any names `irinnov.measures.parse_measure` knows
                      *, client,           # a `dask.distributed.Client` (see `dask_client`)
                      depth: int | None = None,      # cut every list to its top `depth` (None: whole lists)
@@ -320,8 +321,8 @@ class CampaignSummary:
     def __repr__(self):
         return f"CampaignSummary({len(self.systems)} systems × {len(self.topics)} topics × depth {self.depth}, {len(self.qrels)} judgments)"
 
-def campaign_report_sharded(runs,           # run files (list, directory or glob), or a runs DataFrame
-                            qrels,          # a qrels file or DataFrame
+def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob), or a runs DataFrame
+                            qrels: QrelsLike, # a qrels file or DataFrame
                             measures=None,  # as `campaign_report` (default: `default_measures`)
                             *, client,      # a `dask.distributed.Client`
                             k: int = 100, alphas=(0.5, 1), pad_to="depth", mc4: bool = True, reference: str = "AP",
@@ -457,8 +458,8 @@ def _trec_eval_parts(c: Campaign, depth: int | None, classic: list, innovation: 
         other = {s.name: s(c) for s in map(parse_measure, innovation)}
     return tables, present, n_rel, other, [(w.category, str(w.message)) for w in caught]
 
-def trec_eval_records_sharded(runs,            # run files (list, directory or glob), or a runs DataFrame
-                              qrels,           # a qrels file or DataFrame
+def trec_eval_records_sharded(runs: RunsLike,  # run files (list, directory or glob), or a runs DataFrame
+                              qrels: QrelsLike, # a qrels file or DataFrame
                               measures=("official",),   # trec_eval's and ir_measures' names (`irinnov.metrics`)
                               *, client,       # a `dask.distributed.Client` (see `dask_client`)
                               innovation=(),   # innovation-aware measures (`irinnov.measures.parse_measure` names)
