@@ -18,8 +18,8 @@ from .conventions import QrelsLike, RunsLike, campaign_of
 
 # %% auto #0
 __all__ = ['REL', 'CUTOFFS', 'FEW_RUNS', 'TEAM_FAMILIES', 'REGISTRY', 'MeasureError', 'Param', 'MeasureDef', 'Measure',
-           'warn_small_field', 'supports_teams', 'preferences', 'accepted_names', 'parse_measure', 'canonical_name',
-           'registry_table']
+           'warn_small_field', 'supports_teams', 'preferences', 'name_patterns', 'accepted_names', 'parse_measure',
+           'canonical_name', 'registry_table']
 
 # %% ../nbs/06_measures.ipynb #998b2125
 class MeasureError(ValueError):
@@ -311,15 +311,16 @@ _NAME = re.compile(rf"^(?P<base>[A-Za-z0-9][A-Za-z0-9\-]*?(?:_[A-Za-z][A-Za-z0-9
                    rf"(?:[@_.](?P<k1>{_NUM}))?(?:_(?P<suffix>rareness|novelty))?(?:@(?P<k2>{_NUM}))?"
                    rf"(?:\((?P<args>[^()]*)\))?(?:[@_.](?P<k3>{_NUM}))?$")
 
-def _pattern(d: MeasureDef) -> list:
-    "How the accepted-names list writes a definition: `P@k`, `AP, AP@k`, `P@k_rareness(alpha=a)`, `ASL@g1-n`."
+def name_patterns(d: MeasureDef, # a declaration of the registry
+                 ) -> list:
+    "How the accepted-names list writes a definition: `P@k`, `AP` and `AP@k`, `P_rareness@k(alpha=a)`, `ASL@g1-n`."
     cut = {"": [""], "k": ["@k"], "k?": ["", "@k"], "r": ["@r"], "g1-n?": ["", "@g1-n"]}[d.cutoff]
     if d.family == "rareness": return [f"{d.stem}{d.suffix}@k(alpha=a)"]
     return [d.stem + c for c in cut]
 
 def accepted_names() -> str:
     "Every accepted measure name and alias, generated from the registry (the text of an unknown name's error)."
-    known = ", ".join(p for d in REGISTRY.values() for p in _pattern(d))
+    known = ", ".join(p for d in REGISTRY.values() for p in name_patterns(d))
     aliases = ", ".join(a for d in REGISTRY.values() for a in d.aliases)
     return (f"known measures: {known} (k, n, a, r are numbers; options in parentheses, e.g. P(rel=2)@10, "
             f"RBP(p=0.5), ASL(pad=1000), RIC(graded=0), U(log0=penalty)); aliases (any case): {aliases}")
@@ -407,7 +408,7 @@ def registry_table() -> pd.DataFrame:
     for d in REGISTRY.values():
         params = "; ".join(f"{p.name} ({p.type}, default {'e' if p.default == math.e else p.default}): {p.meaning}"
                            for p in d.params)
-        rows.append({"measure": ", ".join(_pattern(d)), "meaning": d.meaning,
+        rows.append({"measure": ", ".join(name_patterns(d)), "meaning": d.meaning,
                      "aliases": ", ".join(d.aliases),
                      "cut-off": CUTOFFS[d.cutoff], "parameters": params, "family": d.family,
                      "better": "higher" if d.higher_is_better else "lower", "citation": d.citation})

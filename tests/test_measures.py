@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from irinnov import cli, metrics
-from irinnov.measures import REGISTRY, Measure, MeasureError, _pattern, accepted_names, canonical_name, parse_measure
+from irinnov.measures import REGISTRY, Measure, MeasureError, name_patterns, accepted_names, canonical_name, parse_measure
 from irinnov.report import campaign_report
 from irinnov.trec import prepare
 
@@ -18,7 +18,7 @@ def concrete(written: str) -> str:
 
 
 def every_measure() -> list:
-    return [parse_measure(concrete(w)) for d in REGISTRY.values() for w in _pattern(d)]
+    return [parse_measure(concrete(w)) for d in REGISTRY.values() for w in name_patterns(d)]
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_canonical_names_round_trip():
 
 def test_every_alias_resolves():
     for d in REGISTRY.values():
-        m = parse_measure(concrete(_pattern(d)[-1]))
+        m = parse_measure(concrete(name_patterns(d)[-1]))
         for a in d.aliases:
             written = m.name.replace(d.stem, a, 1)
             assert parse_measure(written).definition is d, written
@@ -74,7 +74,7 @@ def test_unknown_name_lists_every_name_and_alias():
     msg = str(e.value)
     assert msg.startswith("unknown measure 'nDGC@10'; known measures:")
     for d in REGISTRY.values():
-        for w in _pattern(d): assert w in msg
+        for w in name_patterns(d): assert w in msg
         for a in d.aliases: assert a in msg
     assert msg.endswith(accepted_names())
     for bad, why in [("ASL@10", "ASL takes @g1-n"), ("RIC(alpha=1)", "unknown parameter 'alpha'"),
