@@ -113,22 +113,22 @@ def _gather_measures(argv: list, valued: set | None = None) -> list:
 
 # %% ../nbs/30_cli.ipynb #b96ff57c
 def _specs(names: list, level: int):
-    "Classic names (irinnov.metrics) and innovation-aware ones (irinnov.report); one error listing both for a typo."
+    "trec_eval's names and the classic measures (irinnov.metrics), and the others (irinnov.measures): one error listing every accepted name for a typo."
     from irinnov import metrics
-    from irinnov.report import KNOWN_MEASURES, MeasureError, parse_measure
+    from irinnov.measures import MeasureError, parse_measure
     classic, innovation = [], []
     for n in names:
         try:
-            metrics.expand_measures([n], threshold=level)
-            classic.append(n)
-            continue
+            if metrics.trec_eval_name(n):
+                metrics.expand_measures([n], threshold=level)
+                classic.append(n)
+                continue
+            spec = parse_measure(n)          # -l is trec_eval's: innovation names carry their own rel=
         except ValueError as e:
-            if "unknown measure" not in str(e): raise CliError(str(e).removeprefix("measures: "), 2) from None
-        try: spec = parse_measure(n)
-        except MeasureError as e:
-            if not str(e).startswith("unknown measure"): raise CliError(str(e), 2) from None
-            raise CliError(f"unknown measure {n!r}; known measures: {', '.join(KNOWN_MEASURES)} (k, n, a are numbers); "
-                           f"also {metrics._KNOWN}", 2) from None
+            msg = str(e).removeprefix("measures: ")
+            if isinstance(e, MeasureError) and msg.startswith("unknown measure"):
+                msg += "; trec_eval's -m forms too (P.5,10, map_cut.100, iprec_at_recall, official, all_trec)"
+            raise CliError(msg, 2) from None
         if spec.family == "classic": classic.append(n)
         else: innovation.append(spec)
     return classic, innovation
@@ -158,7 +158,7 @@ def evaluate_command(args) -> int:
     import pandas as pd
     from irinnov import metrics
     from irinnov.trec import prepare, read_qrels, read_runs
-    version = metrics._version(args.trec_eval)
+    version = metrics.check_trec_eval_version(args.trec_eval)
     classic, innovation = _specs(split_measures(args.measure or DEFAULT_MEASURES), args.l)  # before any reading
     comments = version == "10"                      # trec_eval 10.0 skips lines starting with '#'
     qrels = read_qrels(args.qrels, comments=comments)
@@ -340,7 +340,7 @@ def main(argv=None) -> int:
         sys.stdout = open(os.devnull, "w")     # `irinnov evaluate ... | head`: stop quietly
         return 0
     except Exception as e:
-        from irinnov.report import MeasureError
+        from irinnov.measures import MeasureError
         if os.environ.get("IRINNOV_DEBUG"): raise
         msg = _error(e)
         code = 2 if isinstance(e, MeasureError) else 1

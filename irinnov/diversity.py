@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .conventions import QrelsLike, RunsLike, check_cutoff
 from .trec import (Campaign, prepare, system_name, TrecFormatError, _line_numbers, _read_columns, _RUN_NAMES,
                           _RUN_TYPES)
 
@@ -77,8 +78,8 @@ def _lookup(sj: SubtopicJudgments, c: Campaign, values: np.ndarray) -> np.ndarra
     out[hit] = values[pos[hit]]
     return out
 
-def subtopic_relevance(runs, # a Campaign (prepared with subtopic qrels) or a runs frame
-                       qrels=None, # subtopic qrels (`query, subtopic, doc, grade`) when `runs` is a frame
+def subtopic_relevance(runs: RunsLike, # a Campaign (prepared with subtopic qrels) or a runs frame
+                       qrels: QrelsLike = None, # subtopic qrels (`query, subtopic, doc, grade`) when `runs` is a frame
                        *, threshold: int = 1, # a judgment is relevant when its grade is at least this
                       ) -> np.ndarray:
     "The `(system, topic, rank, subtopic)` boolean relevance tensor of a campaign on subtopic qrels."
@@ -173,18 +174,14 @@ def _check_unit(x, what: str) -> float:
     if isinstance(x, bool) or not 0.0 <= float(x) <= 1.0: raise ValueError(f"{what} must be in [0, 1], not {x!r}")
     return float(x)
 
-def _check_k(k) -> int:
-    if k is None or isinstance(k, bool) or int(k) != k or k < 1: raise ValueError(f"k must be an integer ≥ 1, not {k!r}")
-    return int(k)
-
 def _tables(runs, qrels, names, alpha, beta, threshold, ks, depth=None) -> dict:
     c = prepare(runs, qrels).truncate(depth)
     arr = _diversity_arrays(c, subtopic_judgments(c, threshold=threshold), _check_unit(alpha, "alpha"),
-                            _check_unit(beta, "beta"), tuple(_check_k(k) for k in ks))
+                            _check_unit(beta, "beta"), tuple(check_cutoff(k) for k in ks))
     return {m: c.score_table(arr[m], m, all_topics=True) for m in names}
 
-def ndeval(runs, # a Campaign prepared with subtopic qrels, or a runs frame
-           qrels=None, # subtopic qrels when `runs` is a frame
+def ndeval(runs: RunsLike, # a Campaign prepared with subtopic qrels, or a runs frame
+           qrels: QrelsLike = None, # subtopic qrels when `runs` is a frame
            *, alpha: float = 0.5, # redundancy penalty α (ndeval `-alpha`)
            beta: float = 0.5, # NRBP's patience β (ndeval `-beta`)
            threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
@@ -207,30 +204,30 @@ def answered_topics(c: Campaign, # a prepared campaign
                         columns=pd.Index(c.topics.astype(str), name="query"))
 
 # %% ../nbs/16_diversity.ipynb #dddc8def
-def alpha_ndcg(runs, # a Campaign prepared with subtopic qrels, or a runs frame
-               qrels=None, # subtopic qrels when `runs` is a frame
+def alpha_ndcg(runs: RunsLike, # a Campaign prepared with subtopic qrels, or a runs frame
+               qrels: QrelsLike = None, # subtopic qrels when `runs` is a frame
                *, k: int = 20, # cut-off rank
                alpha: float = 0.5, # redundancy penalty α
                normalized: bool = True, # divide by the greedy ideal (α-nDCG) or by the ideal ideal (α-DCG)
                threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
               ) -> pd.DataFrame:
     "α-nDCG@k (Clarke et al. 2008), as ndeval computes it; `normalized=False` gives ndeval's α-DCG@k."
-    name = f"alpha-{'n' if normalized else ''}DCG@{_check_k(k)}"
+    name = f"alpha-{'n' if normalized else ''}DCG@{check_cutoff(k)}"
     return _tables(runs, qrels, [name], alpha, 0.5, threshold, (k,))[name]
 
-def err_ia(runs, # a Campaign prepared with subtopic qrels, or a runs frame
-           qrels=None, # subtopic qrels when `runs` is a frame
+def err_ia(runs: RunsLike, # a Campaign prepared with subtopic qrels, or a runs frame
+           qrels: QrelsLike = None, # subtopic qrels when `runs` is a frame
            *, k: int = 20, # cut-off rank
            alpha: float = 0.5, # stopping probability / redundancy penalty α
            normalized: bool = False, # divide by the greedy ideal (nERR-IA) instead of the ideal ideal (ERR-IA)
            threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
           ) -> pd.DataFrame:
     "ERR-IA@k (intent-aware ERR, Chapelle et al. 2009) as ndeval computes it; `normalized=True` gives nERR-IA@k."
-    name = f"{'n' if normalized else ''}ERR-IA@{_check_k(k)}"
+    name = f"{'n' if normalized else ''}ERR-IA@{check_cutoff(k)}"
     return _tables(runs, qrels, [name], alpha, 0.5, threshold, (k,))[name]
 
-def nrbp(runs, # a Campaign prepared with subtopic qrels, or a runs frame
-         qrels=None, # subtopic qrels when `runs` is a frame
+def nrbp(runs: RunsLike, # a Campaign prepared with subtopic qrels, or a runs frame
+         qrels: QrelsLike = None, # subtopic qrels when `runs` is a frame
          *, alpha: float = 0.5, # redundancy penalty α
          beta: float = 0.5, # patience β
          normalized: bool = False, # divide by the ideal ranking's NRBP (nNRBP)
@@ -240,29 +237,29 @@ def nrbp(runs, # a Campaign prepared with subtopic qrels, or a runs frame
     name = "nNRBP" if normalized else "NRBP"
     return _tables(runs, qrels, [name], alpha, beta, threshold, (20,))[name]
 
-def map_ia(runs, # a Campaign prepared with subtopic qrels, or a runs frame
-           qrels=None, # subtopic qrels when `runs` is a frame
+def map_ia(runs: RunsLike, # a Campaign prepared with subtopic qrels, or a runs frame
+           qrels: QrelsLike = None, # subtopic qrels when `runs` is a frame
            *, threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
           ) -> pd.DataFrame:
     "Intent-aware MAP: average precision per subtopic (with a relevant document), averaged over the subtopics."
     return _tables(runs, qrels, ["MAP-IA"], 0.5, 0.5, threshold, (20,))["MAP-IA"]
 
-def precision_ia(runs, # a Campaign prepared with subtopic qrels, or a runs frame
-                 qrels=None, # subtopic qrels when `runs` is a frame
+def precision_ia(runs: RunsLike, # a Campaign prepared with subtopic qrels, or a runs frame
+                 qrels: QrelsLike = None, # subtopic qrels when `runs` is a frame
                  *, k: int = 20, # cut-off rank
                  threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
                 ) -> pd.DataFrame:
     "Intent-aware precision P-IA@k: relevant (document, subtopic) pairs in the top k over k·N."
-    name = f"P-IA@{_check_k(k)}"
+    name = f"P-IA@{check_cutoff(k)}"
     return _tables(runs, qrels, [name], 0.5, 0.5, threshold, (k,))[name]
 
-def subtopic_recall(runs, # a Campaign prepared with subtopic qrels, or a runs frame
-                    qrels=None, # subtopic qrels when `runs` is a frame
+def subtopic_recall(runs: RunsLike, # a Campaign prepared with subtopic qrels, or a runs frame
+                    qrels: QrelsLike = None, # subtopic qrels when `runs` is a frame
                     *, k: int = 20, # cut-off rank
                     threshold: int = 1, # a subtopic judgment is relevant when its grade is at least this
                    ) -> pd.DataFrame:
     "Subtopic recall strec@k (S-recall, I-rec): the fraction of subtopics covered by the top k."
-    name = f"strec@{_check_k(k)}"
+    name = f"strec@{check_cutoff(k)}"
     return _tables(runs, qrels, [name], 0.5, 0.5, threshold, (k,))[name]
 
 # %% ../nbs/16_diversity.ipynb #311bcda7
@@ -296,8 +293,8 @@ def read_ranked_run(path, # a TREC run file (plain or .gz)
     except ValueError as e: raise TrecFormatError(path, None, str(e)) from None
 
 # %% ../nbs/16_diversity.ipynb #594051f5
-def d_sharp_ndcg(runs, # a Campaign prepared with subtopic qrels, or a runs frame
-                 qrels=None, # subtopic qrels when `runs` is a frame
+def d_sharp_ndcg(runs: RunsLike, # a Campaign prepared with subtopic qrels, or a runs frame
+                 qrels: QrelsLike = None, # subtopic qrels when `runs` is a frame
                  *, k: int = 20, # cut-off rank
                  gamma: float = 0.5, # weight of intent recall
                  graded: bool = False, # per-intent gain: the grade (True) or 1 for a relevant document (False)
@@ -305,7 +302,7 @@ def d_sharp_ndcg(runs, # a Campaign prepared with subtopic qrels, or a runs fram
                  parts: bool = False, # also return I-rec@k and D-nDCG@k
                 ) -> pd.DataFrame | dict:
     "D♯-nDCG@k (Sakai & Song 2011): γ·I-rec@k + (1−γ)·D-nDCG@k, uniform intent probabilities."
-    k, gamma = _check_k(k), _check_unit(gamma, "gamma")
+    k, gamma = check_cutoff(k), _check_unit(gamma, "gamma")
     c = prepare(runs, qrels)
     sj = subtopic_judgments(c, threshold=threshold)
     N = sj.n_subtopics.astype(np.float64)
@@ -327,13 +324,13 @@ def d_sharp_ndcg(runs, # a Campaign prepared with subtopic qrels, or a runs fram
     return out if parts else out[f"D#-nDCG@{k}"]
 
 # %% ../nbs/16_diversity.ipynb #8eeba12e
-def gdeval(runs, # a Campaign or a runs frame (ad hoc qrels)
-           qrels=None, # graded ad hoc qrels when `runs` is a frame
+def gdeval(runs: RunsLike, # a Campaign or a runs frame (ad hoc qrels)
+           qrels: QrelsLike = None, # graded ad hoc qrels when `runs` is a frame
            *, k: int = 20, # cut-off rank (gdeval `-k`)
            max_grade: int = 4, # the largest grade, g_max in ERR's stopping probability
           ) -> dict:
     "nDCG@k and ERR@k as the Web track's `gdeval.pl` computes them (gains 2^g − 1), as score tables."
-    k, c = _check_k(k), prepare(runs, qrels)
+    k, c = check_cutoff(k), prepare(runs, qrels)
     t, _, g = c.judged_grades()
     if len(g) and g.max() > max_grade:
         raise ValueError(f"a grade of {int(g.max())} exceeds max_grade={max_grade} (gdeval.pl refuses it)")
@@ -354,8 +351,8 @@ def gdeval(runs, # a Campaign or a runs frame (ad hoc qrels)
     return {f"nDCG@{k}": c.score_table(ndcg, f"gdeval-nDCG@{k}"), f"ERR@{k}": c.score_table(err, f"ERR@{k}")}
 
 # %% ../nbs/16_diversity.ipynb #676fd8de
-def st_rpp(runs, # a runs frame (or a Campaign on the diversity qrels, with background="union")
-           qrels=None, # the diversity qrels
+def st_rpp(runs: RunsLike, # a runs frame (or a Campaign on the diversity qrels, with background="union")
+           qrels: QrelsLike = None, # the diversity qrels
            *, background: str = "union", # the background population: "union" of subtopic-relevant docs, "adhoc", "none"
            adhoc_qrels=None, # the ad hoc qrels, for background="adhoc"
            weighting: str = "uniform", # RPP's recall-level weights: uniform (st-RPP), dcg, inverse

@@ -10,6 +10,7 @@ from functools import cmp_to_key
 import numpy as np
 import pandas as pd
 
+from .conventions import QrelsLike, RunsLike, check_choice, check_depth, check_threshold
 from .trec import Campaign, RUN_COLUMNS, as_qrels, order_runs
 
 # %% auto #0
@@ -31,9 +32,14 @@ def _inputs(runs, systems=None, depth: int | None = None) -> pd.DataFrame:
     if len(r) == 0: raise ValueError("runs: no rows to fuse")
     return r.reset_index(drop=True)
 
-def normalize(runs, systems=None, depth: int | None = None, norm: str = "minmax") -> pd.DataFrame:
+def normalize(runs: RunsLike, # a runs frame, or a Campaign holding the input systems
+              *,
+              systems=None, # the input systems (default: all)
+              depth: int | None = None, # cut each input list to its top `depth`
+              norm: str = "minmax", # minmax, or none (the scores as given)
+             ) -> pd.DataFrame:
     "Scores normalised per (system, query) over the depth-cut list: min-max (all 1 if max = min), or `none`."
-    if norm not in ("minmax", "none"): raise ValueError(f"norm must be 'minmax' or 'none', not {norm!r}")
+    check_choice(norm, ("minmax", "none"), arg="norm")
     r = _inputs(runs, systems, depth)
     if norm == "none": return r
     g = r.groupby(["system", "query"], sort=False)["score"]
@@ -49,21 +55,39 @@ def _output(query, doc, score, name: str) -> pd.DataFrame:
 
 # %% ../nbs/15_fusion.ipynb #7bf9cdd3
 def _comb(runs, systems, depth, norm, name, kind) -> pd.DataFrame:
-    r = normalize(runs, systems, depth, norm)
+    r = normalize(runs, systems=systems, depth=depth, norm=norm)
     agg = r.groupby(["query", "doc"], sort=False)["score"].agg(["sum", "count"])
     s, m = agg["sum"].to_numpy(), agg["count"].to_numpy()
     score = {"sum": s, "mnz": s * m, "anz": s / m}[kind]
     return _output(agg.index.get_level_values(0), agg.index.get_level_values(1), score, name)
 
-def combsum(runs, systems=None, depth: int | None = None, norm: str = "minmax", name: str = "CombSUM") -> pd.DataFrame:
+def combsum(runs: RunsLike, # a runs frame, or a Campaign holding the input systems
+            *,
+            systems=None, # the input systems (default: all)
+            depth: int | None = None, # cut each input list to its top `depth`
+            norm: str = "minmax", # score normalisation: minmax or none
+            name: str = "CombSUM", # the fused system's name
+           ) -> pd.DataFrame:
     "CombSUM (Shaw & Fox): the sum of a document's normalised scores over the input lists."
     return _comb(runs, systems, depth, norm, name, "sum")
 
-def combmnz(runs, systems=None, depth: int | None = None, norm: str = "minmax", name: str = "CombMNZ") -> pd.DataFrame:
+def combmnz(runs: RunsLike, # a runs frame, or a Campaign holding the input systems
+            *,
+            systems=None, # the input systems (default: all)
+            depth: int | None = None, # cut each input list to its top `depth`
+            norm: str = "minmax", # score normalisation: minmax or none
+            name: str = "CombMNZ", # the fused system's name
+           ) -> pd.DataFrame:
     "CombMNZ: CombSUM times the number of input lists that contain the document."
     return _comb(runs, systems, depth, norm, name, "mnz")
 
-def combanz(runs, systems=None, depth: int | None = None, norm: str = "minmax", name: str = "CombANZ") -> pd.DataFrame:
+def combanz(runs: RunsLike, # a runs frame, or a Campaign holding the input systems
+            *,
+            systems=None, # the input systems (default: all)
+            depth: int | None = None, # cut each input list to its top `depth`
+            norm: str = "minmax", # score normalisation: minmax or none
+            name: str = "CombANZ", # the fused system's name
+           ) -> pd.DataFrame:
     "CombANZ: CombSUM divided by the number of input lists that contain the document."
     return _comb(runs, systems, depth, norm, name, "anz")
 
@@ -84,7 +108,12 @@ def _condorcet_order(pos: np.ndarray) -> list:
             return -1 if v > 0 else (1 if v < 0 else (i > j) - (i < j))
     return sorted(range(U), key=cmp_to_key(cmp))
 
-def condorcet(runs, systems=None, depth: int | None = None, name: str = "Condorcet") -> pd.DataFrame:
+def condorcet(runs: RunsLike, # a runs frame, or a Campaign holding the input systems
+              *,
+              systems=None, # the input systems (default: all)
+              depth: int | None = None, # cut each input list to its top `depth`
+              name: str = "Condorcet", # the fused system's name
+             ) -> pd.DataFrame:
     "Condorcet fusion (Montague & Aslam): the union sorted by pairwise majority vote of the input lists."
     r = _inputs(runs, systems, depth)
     q_code, queries = pd.factorize(r["query"].astype(str), sort=True)
@@ -106,11 +135,19 @@ def condorcet(runs, systems=None, depth: int | None = None, name: str = "Condorc
     return _output(out_q, out_d, out_s, name)
 
 # %% ../nbs/15_fusion.ipynb #d72ff475
-def naive_bound(runs, qrels, systems=None, depth: int | None = None, graded: bool = True, threshold: int = 1,
-                name: str = "Naive", norm: str = "minmax") -> pd.DataFrame:
+def naive_bound(runs: RunsLike, # a runs frame, or a Campaign holding the input systems
+                qrels: QrelsLike, # the qrels the bound sorts by
+                *,
+                systems=None, # the input systems (default: all)
+                depth: int | None = None, # cut each input list to its top `depth`
+                graded: bool = True, # sort by grade (True) or relevant/non-relevant (False)
+                threshold: int = 1, # grades below this are non-relevant (level 0)
+                name: str = "Naive", # the fused system's name
+                norm: str = "minmax", # score normalisation of the CombSUM tie-break
+               ) -> pd.DataFrame:
     "Montague's Naive upper bound: the union sorted by relevance level, then CombSUM, then doc id descending."
     if threshold < 1: raise ValueError(f"threshold must be ≥ 1, not {threshold}")
-    f = combsum(runs, systems, depth, norm=norm, name=name)
+    f = combsum(runs, systems=systems, depth=depth, norm=norm, name=name)
     q = as_qrels(qrels).groupby(["query", "doc"], as_index=False)["grade"].max()
     g = q["grade"].to_numpy()
     q["level"] = np.where(g >= threshold, g, 0) if graded else (g >= threshold).astype(np.int64)
@@ -181,8 +218,8 @@ def _comparator_bound(runs, qrels, systems, depth, graded, threshold, name, rule
         out_q += [q] * len(docs); out_d += list(docs[order]); out_s += list(range(len(docs), 0, -1))
     return _output(out_q, out_d, out_s, name)
 
-def pareto_bound(runs, # runs frame or Campaign holding the input systems
-                 qrels, # the qrels the bound reads where the inputs disagree
+def pareto_bound(runs: RunsLike, # runs frame or Campaign holding the input systems
+                 qrels: QrelsLike, # the qrels the bound reads where the inputs disagree
                  *, systems=None, # the input systems (default: all)
                  depth: int | None = None, # cut each input list to its top `depth`
                  graded: bool = True, # compare grades (True) or relevant/non-relevant (False)
@@ -192,8 +229,8 @@ def pareto_bound(runs, # runs frame or Campaign holding the input systems
     "Montague's Pareto bound: A above B if every input that lists either ranks A above B, else by relevance."
     return _comparator_bound(runs, qrels, systems, depth, graded, threshold, name, "pareto")
 
-def majoritarian_bound(runs, # runs frame or Campaign holding the input systems
-                       qrels, # the qrels the bound reads where the inputs tie
+def majoritarian_bound(runs: RunsLike, # runs frame or Campaign holding the input systems
+                       qrels: QrelsLike, # the qrels the bound reads where the inputs tie
                        *, systems=None, # the input systems (default: all)
                        depth: int | None = None, # cut each input list to its top `depth`
                        graded: bool = True, # compare grades (True) or relevant/non-relevant (False)

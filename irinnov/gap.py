@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .trec import Campaign, prepare
+from .conventions import QrelsLike, RunsLike, campaign_of, check_depth
+from .trec import Campaign
 
 # %% auto #0
 __all__ = ['graded_average_precision']
@@ -22,13 +23,13 @@ def _threshold_probabilities(c: Campaign, weights) -> np.ndarray:
         raise ValueError(f"weights must be {top} non-negative numbers (g_1..g_{top}) with a positive sum, not {weights!r}")
     return g / g.sum()
 
-def graded_average_precision(runs, # a Campaign or a runs frame
-                             qrels=None, # graded qrels when `runs` is a frame
+def graded_average_precision(runs: RunsLike, # a Campaign or a runs frame
+                             qrels: QrelsLike = None, # graded qrels when `runs` is a frame
                              *, weights=None, # g_1..g_c, the probability that the user's threshold is each grade
                              depth: int | None = None, # cut every list to its top `depth` documents
                             ) -> pd.DataFrame:
     "Graded average precision (Robertson, Kanoulas & Yilmaz 2010) per (system, topic), as a score table."
-    c = prepare(runs, qrels).truncate(depth)
+    c = campaign_of(runs, qrels, what="graded_average_precision").truncate(check_depth(depth))
     g = _threshold_probabilities(c, weights)
     cdim = len(g)
     G = np.r_[0.0, np.cumsum(g)]                                   # G[i] = P(grade i is relevant), i = 0..c

@@ -12,12 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .conventions import QrelsLike, RunsLike, campaign_of
 from .trec import NO_GRADE, Campaign, prepare, read_qrels, read_runs
 
 # %% auto #0
 __all__ = ['MIN_GEO_MEAN', 'INFAP_EPSILON', 'GDEVAL_MAX_GRADE', 'precision', 'recall', 'average_precision', 'reciprocal_rank',
-           'r_precision', 'rbp', 'ndcg', 'bpref', 'MeasureSpec', 'parse_measure', 'expand_measures', 'measure',
-           'evaluate', 'trec_eval_records']
+           'r_precision', 'rbp', 'ndcg', 'bpref', 'check_trec_eval_version', 'MeasureSpec', 'trec_eval_name',
+           'expand_measures', 'spec_table', 'measure', 'summarize', 'evaluate', 'trec_eval_records', 'records']
 
 # %% ../nbs/02_metrics.ipynb #acdcfa78
 def _check_threshold(threshold) -> int:
@@ -50,19 +51,19 @@ def _per(num: np.ndarray, den) -> np.ndarray:
     return np.divide(num, den, out=np.zeros(np.shape(num)), where=den > 0)
 
 # %% ../nbs/02_metrics.ipynb #a4a6349c
-def precision(runs, qrels=None, k: int = 10, threshold: int = 1) -> pd.DataFrame:
+def precision(runs: RunsLike, qrels: QrelsLike = None, *, k: int = 10, threshold: int = 1) -> pd.DataFrame:
     "Precision at k (trec_eval `P_k`): relevant documents in the top k, divided by k."
     c, k, threshold = prepare(runs, qrels), _check_k(k), _check_threshold(threshold)
     return c.score_table(_top(c, k, threshold).sum(2) / k, _name("P", threshold, k), all_topics=True)
 
-def recall(runs, qrels=None, k: int = 1000, threshold: int = 1) -> pd.DataFrame:
+def recall(runs: RunsLike, qrels: QrelsLike = None, *, k: int = 1000, threshold: int = 1) -> pd.DataFrame:
     "Recall at k (trec_eval `recall_k`): relevant documents in the top k over all R relevant documents."
     c, k, threshold = prepare(runs, qrels), _check_k(k), _check_threshold(threshold)
     return c.score_table(_per(_top(c, k, threshold).sum(2), c.n_relevant(threshold)), _name("R", threshold, k),
                          all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #9d5fcf8f
-def average_precision(runs, qrels=None, depth: int | None = None, threshold: int = 1) -> pd.DataFrame:
+def average_precision(runs: RunsLike, qrels: QrelsLike = None, *, depth: int | None = None, threshold: int = 1) -> pd.DataFrame:
     "Average precision (trec_eval `map`; `depth=k` is `map_cut_k`, i.e. `-M k`): divided by all R relevant docs."
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)
     if depth is not None: depth = _check_k(depth, "depth")
@@ -72,14 +73,14 @@ def average_precision(runs, qrels=None, depth: int | None = None, threshold: int
     return c.score_table(ap, _name("AP", threshold, depth), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #0c5d5b0f
-def reciprocal_rank(runs, qrels=None, threshold: int = 1) -> pd.DataFrame:
+def reciprocal_rank(runs: RunsLike, qrels: QrelsLike = None, *, threshold: int = 1) -> pd.DataFrame:
     "Reciprocal rank of the first relevant document (trec_eval `recip_rank`); 0 if none is retrieved."
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)
     rel = c.grades >= threshold
     rr = np.where(rel.any(2), 1.0 / (rel.argmax(2) + 1), 0.0)
     return c.score_table(rr, _name("RR", threshold), all_topics=True)
 
-def r_precision(runs, qrels=None, threshold: int = 1) -> pd.DataFrame:
+def r_precision(runs: RunsLike, qrels: QrelsLike = None, *, threshold: int = 1) -> pd.DataFrame:
     "R-precision (trec_eval `Rprec`): precision at rank R, the topic's number of relevant documents."
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)
     R = c.n_relevant(threshold)
@@ -89,7 +90,7 @@ def r_precision(runs, qrels=None, threshold: int = 1) -> pd.DataFrame:
     return c.score_table(_per(np.take_along_axis(cum, at, 2)[:, :, 0], R), _name("R-prec", threshold), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #41bef163
-def rbp(runs, qrels=None, p: float = 0.8, threshold: int = 1, graded: bool = False) -> pd.DataFrame:
+def rbp(runs: RunsLike, qrels: QrelsLike = None, *, p: float = 0.8, threshold: int = 1, graded: bool = False) -> pd.DataFrame:
     "Rank-biased precision (Moffat & Zobel 2008), (1-p) Σ rel(r) p^(r-1), binary (or grade/max grade), no residual."
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)
     if not 0 < p < 1: raise ValueError(f"p must be in (0, 1), not {p!r}")
@@ -116,7 +117,7 @@ def _ideal_gains(c: Campaign, depth: int) -> np.ndarray:
     out[t[m], pos[m]] = g[m]
     return out
 
-def ndcg(runs, qrels=None, k: int | None = None) -> pd.DataFrame:
+def ndcg(runs: RunsLike, qrels: QrelsLike = None, *, k: int | None = None) -> pd.DataFrame:
     "nDCG (trec_eval `ndcg`; with k, `ndcg_cut_k`): gain = grade (≤ 0: none), discount 1/log2(rank+1)."
     c = prepare(runs, qrels)
     if k is not None: k = _check_k(k)
@@ -130,7 +131,7 @@ def ndcg(runs, qrels=None, k: int | None = None) -> pd.DataFrame:
     return c.score_table(_per(dcg, idcg), "nDCG" + (f"@{k}" if k is not None else ""), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #baa5bd3e
-def bpref(runs, qrels=None, threshold: int = 1) -> pd.DataFrame:
+def bpref(runs: RunsLike, qrels: QrelsLike = None, *, threshold: int = 1) -> pd.DataFrame:
     "bpref (Buckley & Voorhees 2004) as trec_eval computes it: judged documents only, min(N, R) normaliser."
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)
     t, _, g = c.judged_grades()
@@ -148,7 +149,8 @@ MIN_GEO_MEAN = 1e-5        # trec_eval's floor for a topic's value in geometric 
 INFAP_EPSILON = 1e-5       # trec_eval's smoothing constant in infAP
 GDEVAL_MAX_GRADE = 4       # gdeval's largest grade: ERR's stopping probability is (2^g - 1) / 2^4
 
-def _version(trec_eval_version) -> str:
+def check_trec_eval_version(trec_eval_version, # '9', '9.0.x', 'v10', 10, ...
+                           ) -> str:
     "'9' (trec_eval 9.0.x, the default) or '10' (trec_eval 10.0) from the ways people write them."
     s = str(trec_eval_version).strip().lower().removeprefix("v")
     if s in ("9", "9.0", "9.0.x", "9.0.7", "9.0.8"): return "9"
@@ -156,8 +158,9 @@ def _version(trec_eval_version) -> str:
     raise ValueError(f"trec_eval_version must be '9' (trec_eval 9.0.x, the default) or '10' (trec_eval 10.0), "
                      f"not {trec_eval_version!r}")
 
-def _campaign(runs, qrels, version: str) -> Campaign:
+def _campaign(runs, qrels, version: str, what: str = "measure") -> Campaign:
     "The campaign, ordering scores as the chosen trec_eval does (9.0.x: float32, 10.0: double; 10.0 files may hold `#` comments)."
+    if isinstance(runs, Campaign) and qrels is not None: campaign_of(runs, qrels, what=what)   # `measure(c, "GAP")`
     if version == "10":
         if isinstance(runs, (str, os.PathLike)): runs = read_runs(runs, comments=True)
         if isinstance(qrels, (str, os.PathLike)): qrels = read_qrels(qrels, comments=True)
@@ -374,58 +377,24 @@ def _trec_specs(base: str, raw: str | None, threshold: int) -> list:
     return [one(f"{base}_{v}", **{key: v}) for v in vals]
 
 # %% ../nbs/02_metrics.ipynb #894a6043
-_MEASURES = {"p": "P", "prec": "P", "precision": "P", "r": "R", "recall": "R", "ap": "AP", "map": "AP",
-             "map_cut": "AP", "ndcg": "nDCG", "ndcg_cut": "nDCG", "rr": "RR", "mrr": "RR", "recip_rank": "RR",
-             "rprec": "R-prec", "r-prec": "R-prec", "r_prec": "R-prec", "bpref": "bpref", "rbp": "RBP",
-             "judged": "Judged", "numq": "num_q", "numret": "num_ret", "numrel": "num_rel",
-             "numrelret": "num_rel_ret", "success": "Success", "iprec": "IPrec", "setp": "SetP", "setr": "SetR",
-             "setf": "SetF", "err": "ERR", "infap": "infAP", "gap": "GAP"}
-_NEEDS_CUT = {"P": "P@10", "R": "R@1000", "Judged": "Judged@10", "Success": "Success@10", "IPrec": "IPrec@0.1"}
-_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z_\-]*?)(?:\(([^)]*)\))?(?:(?:@|_)(\d+(?:\.\d*)?|\.\d+))?\s*$")
-_KNOWN = ("P@10, R@1000, AP, AP@100, nDCG, nDCG@10, nDCG(dcg=exp-log2)@10, RR, Rprec, bpref, Bpref, infAP, "
-          "RBP(p=0.8), Judged@10, Success@10, IPrec@0.1, SetP, SetR, SetF(beta=1), ERR@20, NumQ, NumRet, NumRel, "
-          "NumRelRet, GAP, GAP@100, P(rel=2)@5; trec_eval's names: " + ", ".join(_ALL_TREC) +
-          " (with parameters as P.5,10 or P_5), official, all_trec")
+def trec_eval_name(name: str, # a measure name
+                  ) -> bool:
+    "Whether `name` is written as trec_eval's `-m` takes it (`map`, `P.5,10`, `ndcg_cut_10`, `official`): such a name gives one measure per parameter, named as trec_eval prints it."
+    name = str(name).strip()
+    return name in ("official", "all_trec") or _TREC_RE.match(name) is not None
 
-def parse_measure(name: str) -> tuple[str, dict]:
-    "Parse one measure name (`P@5`, `nDCG@10`, `P(rel=2)@5`, `RBP(p=0.5)`, `map_cut_100`, `ERR@20`) into (kind, params)."
-    m = _PATTERN.match(str(name))
-    if not m or m.group(1).lower() not in _MEASURES:
-        raise ValueError(f"measures: unknown measure {name!r}; accepted: {_KNOWN}")
-    kind, params = _MEASURES[m.group(1).lower()], {}
-    for arg in filter(None, (a.strip() for a in (m.group(2) or "").split(","))):
-        key, _, val = arg.partition("=")
-        key, val = key.strip(), val.strip().strip("'\"")
-        try:
-            if key == "rel" and val and kind not in ("nDCG", "ERR", "Judged", "num_q"): params["threshold"] = int(val)
-            elif key == "p" and val and kind == "RBP": params["p"] = float(val)
-            elif key == "graded" and not val and kind == "RBP": params["graded"] = True
-            elif key == "dcg" and val in ("log2", "exp-log2") and kind == "nDCG": params["dcg"] = val
-            elif key == "beta" and val and kind == "SetF": params["beta"] = float(val)
-            elif key == "rel" and kind == "nDCG":
-                raise ValueError(f"measures: nDCG takes no rel= (the grades are the gains): {name!r}")
-            else: raise ValueError(f"measures: unknown parameter {arg!r} in {name!r}")
-        except ValueError as e:
-            if str(e).startswith("measures:"): raise
-            raise ValueError(f"measures: bad value in {arg!r} of {name!r}") from None
-    if kind == "num_ret" and "threshold" in params: kind = "num_rel_ret"    # ir_measures: NumRelRet = NumRet(rel=1)
-    k = m.group(3)
-    if kind in _NEEDS_CUT and k is None:
-        raise ValueError(f"measures: {name!r} needs a cutoff, e.g. {_NEEDS_CUT[kind]}")
-    if kind == "IPrec":
-        params["recall"] = float(k)
-        if not 0 <= params["recall"] <= 1: raise ValueError(f"measures: {name!r}: the recall level is in [0, 1]")
-        return kind, params
-    if k is not None and not k.isdigit(): raise ValueError(f"measures: {name!r}: the cutoff must be an integer")
-    k = int(k) if k is not None else None
-    if k == 0: raise ValueError(f"measures: {name!r}: the cutoff must be ≥ 1")
-    if kind in ("P", "R"): params["k"] = k
-    elif kind == "nDCG": params["k"] = k
-    elif k is not None: params["depth"] = k
-    return kind, params
+def _spec(m, name: str, order: int) -> MeasureSpec:
+    "The MeasureSpec of a parsed classic measure (irinnov.measures.Measure), printed as `name`."
+    summary = m.definition.summary
+    return MeasureSpec(name, m.kind, tuple(sorted(m.params.items())), summary, m.kind != "num_q", order,
+                       summary != "mean")
 
-def expand_measures(names, *, threshold: int = 1) -> list:
+def expand_measures(names, # measure names: any irinnov.measures name of the classic family, trec_eval's names and sets
+                    *,
+                    threshold: int = 1, # the relevance level of a name without `rel=` (trec_eval's -l)
+                   ) -> list:
     "The measures named (sets, trec_eval names with parameters, ir_measures names): in trec_eval's order if all are trec_eval's, else as given."
+    from irinnov.measures import MeasureError, parse_measure
     if isinstance(names, str): names = [names]
     threshold = _check_threshold(threshold)
     out = []
@@ -438,11 +407,11 @@ def expand_measures(names, *, threshold: int = 1) -> list:
         if m:
             out += _trec_specs(m.group(1), m.group(2), threshold)
             continue
-        kind, params = parse_measure(name)
-        params.setdefault("threshold", threshold)
-        summary = {"num_q": "num_q", "num_ret": "sum", "num_rel": "sum", "num_rel_ret": "sum"}.get(kind, "mean")
-        out.append(MeasureSpec(name, kind, tuple(sorted(params.items())), summary, kind != "num_q",
-                               1000 + i, summary != "mean"))
+        parsed = parse_measure(name, threshold=threshold)
+        if parsed.family != "classic":
+            raise MeasureError(f"measures: {parsed.name} is not averaged by trec_eval's rules: compute its table with "
+                               f"measure(), or list it in `irinnov evaluate -m`")
+        out.append(_spec(parsed, name, 1000 + i))
     if all(s.order < 1000 for s in out):    # trec_eval's names only: trec_eval's order, its output line for line
         out = sorted(out, key=lambda s: s.order)          # (stable: parameters stay in increasing order)
     seen, unique = set(), []
@@ -451,30 +420,38 @@ def expand_measures(names, *, threshold: int = 1) -> list:
     return unique
 
 # %% ../nbs/02_metrics.ipynb #c804aa21
-def _table(c: Campaign, spec: MeasureSpec, version: str) -> pd.DataFrame:
+def spec_table(c: Campaign, # the campaign
+               spec: MeasureSpec, # one measure, as `expand_measures` gives it
+               version: str, # '9' or '10' (`check_trec_eval_version`)
+              ) -> pd.DataFrame:
+    "The score table of one measure over every qrels topic, named as trec_eval prints it (the name given)."
     vals = _values(c, spec.kind, spec.kw, version)
     return c.score_table(vals, spec.name, all_topics=True)
 
-def measure(runs, qrels=None, name: str = "AP", *, threshold: int = 1, trec_eval_version="9") -> pd.DataFrame:
-    "The score table of one measure given by name (`P@5`, `nDCG@10`, `map`, `ERR@20`, ...): a column per qrels topic."
-    version = _version(trec_eval_version)
-    specs = expand_measures([name], threshold=threshold)
-    if len(specs) != 1 or specs[0].kind == "runid":
-        raise ValueError(f"measures: {name!r} names {len(specs)} measures; use evaluate() for several")
-    table = _table(_campaign(runs, qrels, version), specs[0], version)
-    table.attrs["measure"] = _canonical(specs[0]) or specs[0].name
+def measure(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+            qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+            *,
+            name: str = "AP", # any name irinnov.measures knows (`P@5`, `nDCG@10`, `map`, `ERR@20`, `U@10`, `RPP`) or a trec_eval name giving one measure
+            threshold: int = 1, # the relevance level of a name without `rel=` (trec_eval's -l)
+            trec_eval_version="9", # '9' (trec_eval 9.0.x) or '10': how trec_eval's measures order tied scores
+           ) -> pd.DataFrame:
+    "The score table of one measure given by name, named canonically (`map` → `AP`): for trec_eval's measures, a column per qrels topic."
+    from irinnov.measures import MeasureError, parse_measure
+    version = check_trec_eval_version(trec_eval_version)
+    if trec_eval_name(name):
+        specs = expand_measures([name], threshold=threshold)
+        if len(specs) != 1 or specs[0].kind == "runid":
+            raise ValueError(f"measures: {name!r} names {len(specs)} measures; use evaluate() for several")
+        spec = specs[0]
+        try: m = parse_measure(name, threshold=threshold)
+        except MeasureError: m = None                 # trec_eval's own (gm_map, Rprec_mult_0.20, 11pt_avg): its name
+    else:
+        m = parse_measure(name, threshold=threshold)
+        if m.family != "classic": return m(campaign_of(runs, qrels, what="measure"))
+        spec = _spec(m, name, 0)
+    table = spec_table(_campaign(runs, qrels, version), spec, version)
+    table.attrs.update(measure=m.name if m else spec.name, higher_is_better=m.higher_is_better if m else True)
     return table
-
-def _canonical(spec: MeasureSpec) -> str | None:
-    "The score table's name of a classic measure as the functions above give it (`map` → `AP`, `Rprec` → `R-prec`)."
-    p, k = spec.kw, spec.kw.get("k")
-    t, depth, cut = p.get("threshold", 1), p.get("depth"), (lambda n: n + (f"@{p['depth']}" if p.get("depth") else ""))
-    if spec.kind in ("P", "R"): return _name(spec.kind, t, k)
-    if spec.kind == "AP": return _name("AP", t, depth)
-    if spec.kind == "nDCG": return _name("nDCG", 1, k, **({"dcg": p["dcg"]} if p.get("dcg", "log2") != "log2" else {}))
-    if spec.kind in ("RR", "R-prec", "bpref"): return cut(_name(spec.kind, t))
-    if spec.kind == "RBP": return cut(_name("RBP", t, None, p=float(p.get("p", 0.8)), graded=p.get("graded", False)))
-    return None
 
 def _summary(spec: MeasureSpec, table: pd.DataFrame, present: np.ndarray, complete: bool, n_judged_relevant: int) -> np.ndarray:
     "Each system's value over the topics trec_eval averages over (`complete`: every qrels topic, its -c)."
@@ -492,28 +469,34 @@ def _summary(spec: MeasureSpec, table: pd.DataFrame, present: np.ndarray, comple
 def _evaluate(c: Campaign, specs: list, complete: bool, version: str):
     "Score tables, per-query listing mask and summaries of the measures on one campaign."
     specs = [s for s in specs if s.kind != "runid"]
-    tables = [_table(c, s, version) for s in specs]
+    tables = [spec_table(c, s, version) for s in specs]
     present = c.lengths > 0                                  # (S, Q): the system has a list for the qrels topic
     if not complete and (bad := ~present.any(1)).any():
         raise ValueError(f"run {str(c.systems[bad][0])!r} has no topic in common with the qrels (wrong qrels?); "
                          "trec_eval stops there; averaged over every qrels topic (trec_eval -c) each measure is 0")
     listed = present | (complete and version == "10")        # trec_eval 10.0 -c -q also lists the missing topics
-    sums = _summaries(specs, tables, present, complete, int((c.judged_grades()[2] > 0).sum()), c.systems)
+    sums = summarize(specs, tables, present, complete, int((c.judged_grades()[2] > 0).sum()), c.systems)
     return specs, tables, listed, sums
 
-def _summaries(specs: list, tables: list, present: np.ndarray, complete: bool, n_judged_relevant: int, systems) -> pd.DataFrame:
+def summarize(specs: list, # MeasureSpec entries
+              tables: list, # their score tables (`spec_table`), in the same order
+              present: np.ndarray, # bool (S, Q): the system has a list for the qrels topic
+              complete: bool, # average over every qrels topic (trec_eval -c)
+              n_judged_relevant: int, # judgments with a grade > 0 (num_rel under -c)
+              systems, # the systems, in the tables' order
+             ) -> pd.DataFrame:
     "Every measure's trec_eval summary per system (columns: measures), from its score table over the qrels topics."
     sums = pd.DataFrame({s.name: _summary(s, t, present, complete, n_judged_relevant) for s, t in zip(specs, tables)},
                         index=pd.Index(np.asarray(systems).astype(str), name="system"))
     sums.columns.name = "measure"
     return sums
 
-def evaluate(runs, qrels=None, measures=("AP", "P@10", "nDCG@10", "RR", "bpref"), per_topic: bool = False, *,
-             complete: bool = True, threshold: int = 1, depth: int | None = None, trec_eval_version="9") -> pd.DataFrame:
+def evaluate(runs: RunsLike, qrels: QrelsLike = None, measures=("AP", "P@10", "nDCG@10", "RR", "bpref"), *,
+             per_topic: bool = False, complete: bool = True, threshold: int = 1, depth: int | None = None, trec_eval_version="9") -> pd.DataFrame:
     "System values of the named measures, averaged as trec_eval does (with `per_topic=True`: the topics it lists)."
-    version = _version(trec_eval_version)
+    version = check_trec_eval_version(trec_eval_version)
     qrels, measures = _measures_given_as_qrels(runs, qrels, measures)
-    specs, tables, listed, sums = _evaluate(_campaign(runs, qrels, version).truncate(depth),
+    specs, tables, listed, sums = _evaluate(_campaign(runs, qrels, version, "evaluate").truncate(depth),
                                             expand_measures(measures, threshold=threshold), complete, version)
     if not per_topic: return sums
     keep = [(s, t) for s, t in zip(specs, tables) if s.per_query]
@@ -521,20 +504,29 @@ def evaluate(runs, qrels=None, measures=("AP", "P@10", "nDCG@10", "RR", "bpref")
     out.index.names = ["system", "query"]
     return out[listed.ravel()]
 
-def trec_eval_records(runs, qrels=None, measures=("official",), *, per_query: bool = False, summary: bool = True,
+def trec_eval_records(runs: RunsLike, qrels: QrelsLike = None, measures=("official",), *, per_query: bool = False, summary: bool = True,
                       complete: bool = False, threshold: int = 1, depth: int | None = None,
                       trec_eval_version="9") -> pd.DataFrame:
     "trec_eval's output as a table (system, measure, query or `all`, value, integer), in trec_eval's order."
-    version = _version(trec_eval_version)
+    version = check_trec_eval_version(trec_eval_version)
     qrels, measures = _measures_given_as_qrels(runs, qrels, measures)
-    c = _campaign(runs, qrels, version).truncate(depth)
+    c = _campaign(runs, qrels, version, "trec_eval_records").truncate(depth)
     all_specs = expand_measures(measures, threshold=threshold)
     specs, tables, listed, sums = _evaluate(c, all_specs, complete, version)
-    return _records(c.systems, c.topics, specs, tables, listed, sums, per_query=per_query, summary=summary,
+    return records(c.systems, c.topics, specs, tables, listed, sums, per_query=per_query, summary=summary,
                     runid=any(s.kind == "runid" for s in all_specs))
 
-def _records(systems, topics, specs: list, tables: list, listed: np.ndarray, sums: pd.DataFrame, *, per_query: bool,
-             summary: bool, runid: bool) -> pd.DataFrame:
+def records(systems, # the systems, in the tables' order
+            topics, # the qrels topics, in the tables' order
+            specs: list, # MeasureSpec entries
+            tables: list, # their score tables
+            listed: np.ndarray, # bool (S, Q): the (system, topic) lines trec_eval -q prints
+            sums: pd.DataFrame, # the summaries (`summarize`)
+            *,
+            per_query: bool, # the per-topic lines (-q)
+            summary: bool, # the `all` lines
+            runid: bool, # whether a `runid` line was asked for
+           ) -> pd.DataFrame:
     "The records trec_eval prints (per listed topic and/or `all`) from score tables, listing mask and summaries."
     systems, topics = np.asarray(systems).astype(str), np.asarray(topics).astype(str)
     S, Q = listed.shape

@@ -27,6 +27,9 @@ import numpy as np
 import pandas as pd
 
 from . import metrics
+from .conventions import QrelsLike, RunsLike, campaign_of, round_significant
+from .measures import (TEAM_FAMILIES, Measure, MeasureError, parse_measure, preferences, supports_teams,
+                              warn_small_field)
 from .trec import NO_GRADE, Campaign, _indices, as_runs, prepare, progress
 
 def _lazy(module: str, name: str) -> Callable:
@@ -37,188 +40,40 @@ def _lazy(module: str, name: str) -> Callable:
     call.__name__ = name
     return call
 
-_asl, _ric, _utility = _lazy("asl", "asl"), _lazy("infotheory", "ric"), _lazy("novelty", "utility")
-_precision_rareness, _ap_rareness = _lazy("rareness", "precision_rareness"), _lazy("rareness", "ap_rareness")
-_preferences, _win_rate, _aggregate = _lazy("rpp", "preferences"), _lazy("rpp", "win_rate"), _lazy("rpp", "aggregate")
+_win_rate, _aggregate = _lazy("rpp", "win_rate"), _lazy("rpp", "aggregate")
 _compare_orderings, _discriminative_power, _stability = (_lazy("meta", "compare_orderings"),
                                                          _lazy("meta", "discriminative_power"), _lazy("meta", "stability"))
-_round_significant = _lazy("meta", "_round_significant")
+
 
 # %% auto #0
-__all__ = ['KNOWN_MEASURES', 'FEW_RUNS', 'CLASSIC', 'OFFICIAL', 'TESTS', 'FAMILIES', 'LOCK', 'SCALES', 'MeasureError', 'Measure',
-           'parse_measure', 'measure_table', 'default_measures', 'official_measures', 'judged_at',
-           'significance_groups', 'mean_ci', 'topic_summary', 'team_best', 'rare_documents', 'CampaignReport',
-           'campaign_report', 'plot_rank_shift', 'plot_agreement', 'plot_power', 'plot_topic_heatmap', 'check_output',
-           'claim_output', 'bonus_risers', 'write_report', 'against_field', 'add_against_arguments', 'against_command',
-           'add_report_arguments', 'report_command']
+__all__ = ['CLASSIC', 'OFFICIAL', 'TESTS', 'FAMILIES', 'LOCK', 'SCALES', 'default_measures', 'system_ranks', 'official_measures',
+           'judged_at', 'pooled_column', 'significance_groups', 'mean_ci', 'topic_summary', 'team_best',
+           'rare_documents', 'CampaignReport', 'campaign_report', 'plot_rank_shift', 'plot_agreement', 'plot_power',
+           'plot_topic_heatmap', 'check_output', 'claim_output', 'bonus_risers', 'write_report', 'against_field',
+           'add_against_arguments', 'against_command', 'add_report_arguments', 'report_command']
 
 # %% ../nbs/20_compare.ipynb #7588525c
-KNOWN_MEASURES = ("AP", "AP@k", "P@k", "R@k", "nDCG", "nDCG@k", "RR", "RBP(p=0.8)", "bpref", "Rprec",
-                  "P@k_rareness(alpha=a)", "AP_rareness@k(alpha=a)", "U", "RPP", "dcgRPP", "invRPP", "ASL",
-                  "ASL@g1-n", "RIC")
-
-class MeasureError(ValueError):
-    "An unknown or malformed measure name; the message lists the known measures."
-
-def _unknown(name: str, why: str = "unknown measure") -> MeasureError:
-    return MeasureError(f"{why} {name!r}; known measures: {', '.join(KNOWN_MEASURES)} (k, n, a are numbers; "
-                        "options go in parentheses, e.g. P(rel=2)@10, ASL(pad=1000), RIC(graded=0), U(log0=penalty))")
-
-@dataclass(frozen=True)
-class Measure:
-    "A measure parsed from the name a researcher writes: canonical `name`, `family`, and how to compute it."
-    name: str
-    family: str                                    # classic, rareness, novelty, rpp, asl, ric
-    fn: Callable = field(repr=False, compare=False)            # campaign -> score table
-    prefs: Callable | None = field(default=None, repr=False, compare=False)   # campaign -> preference table (RPP)
-
-    def __call__(self, runs, qrels=None, *, teams=None, warn: bool = True) -> pd.DataFrame:
-        "The measure's score table (systems × evaluated topics) on a campaign or `(runs, qrels)`; `teams` (system -> team) counts rarity and novelty per team."
-        c = prepare(runs, qrels)
-        if warn: _warn_small_field([self], len(c.systems))
-        use = teams is not None and self.family in _TEAM_FAMILIES and _supports_teams(self.family)
-        table = self.fn(c, **({"teams": teams} if use else {}))
-        table.attrs["measure"] = self.name
-        return table
-
-FEW_RUNS = 5
-_TEAM_FAMILIES = ("rareness", "novelty")
-
-def _warn_small_field(specs, n: int):
-    "Warn once when measures defined by the field (rareness, novelty, RPP) are computed on fewer than FEW_RUNS runs."
-    names = [s.name for s in specs if s.family in ("rareness", "novelty", "rpp")]
-    if names and n < FEW_RUNS:
-        warnings.warn(f"{', '.join(names)} compare{'s' * (len(names) == 1)} each run with the field, here only {n} "
-                      f"run{'s' * (n != 1)}: {'its' if len(names) == 1 else 'their'} values mean little with fewer than "
-                      f"{FEW_RUNS} runs (add the campaign's runs, e.g. with --against)", stacklevel=3)
-
-def _supports_teams(family: str = "rareness") -> bool:
-    "Whether this installation's rareness (or novelty) functions take `teams` (a document counted once per team)."
-    from irinnov import novelty, rareness
-    fns = (rareness.precision_rareness, rareness.ap_rareness) if family == "rareness" else (novelty.utility,)
-    return all("teams" in inspect.signature(f).parameters for f in fns)
-
 def _team_map(teams, meta) -> dict | None:
     "teams=None: per run; True: the meta's `team` column; a mapping: system -> team."
     if teams is None or teams is False: return None
     if teams is True:
         if meta is None or "team" not in meta.columns: raise ValueError("teams=True needs a meta table with a 'team' column")
         teams = meta["team"]
-    if not _supports_teams("rareness"):
+    if not supports_teams("rareness"):
         raise ValueError("team-level rarity needs irinnov.rareness functions that take teams=; this installation's "
                          "do not")
     return {str(k): str(v) for k, v in dict(teams).items()}
 
-_NAME = re.compile(r"^(?P<base>[A-Za-z]+)(?P<prime>')?(?:@(?P<k1>g1-\d+|\d+))?(?:_(?P<suffix>[A-Za-z]+))?"
-                   r"(?:@(?P<k2>g1-\d+|\d+))?(?:\((?P<args>[^()]*)\))?$")
-_BOOL = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
-
-def _args(name: str, text: str | None, allowed: dict) -> dict:
-    "Parse `key=value, flag` arguments against {key: converter}; a bare flag means True."
-    out = {}
-    for part in filter(None, (p.strip() for p in (text or "").split(","))):
-        key, eq, val = (s.strip() for s in part.partition("="))
-        if key not in allowed: raise MeasureError(f"unknown parameter {key!r} in measure {name!r}; "
-                                                  f"it takes {', '.join(allowed) or 'no parameters'}")
-        try: out[key] = allowed[key](val if eq else "1")
-        except (ValueError, KeyError): raise MeasureError(f"bad value {val!r} for {key} in measure {name!r}") from None
-    return out
-
-def _bool(v: str) -> bool: return _BOOL[v.lower()]
-def _num(v: str) -> float:
-    x = float(v)
-    if not math.isfinite(x): raise ValueError(v)
-    return x
-def _pos_int(v: str) -> int:
-    x = int(v)
-    if x < 1: raise ValueError(v)
-    return x
-def _fmt(x) -> str: return f"{x:g}" if isinstance(x, float) else str(x)
-def _suffix(opts: dict) -> str:
-    return "(" + ", ".join(f"{k}={_fmt(v)}" for k, v in opts.items()) + ")" if opts else ""
-
-def parse_measure(name: str) -> Measure:
-    "Parse a measure name (`AP`, `P@10`, `nDCG@10`, `AP_rareness@100(alpha=0.5)`, `U`, `RPP`, `ASL@g1-10`, `RIC`, ...)."
-    if not isinstance(name, str) or not name.strip(): raise _unknown(str(name))
-    name = name.strip()
-    m = _NAME.match(name.replace(" ", ""))
-    g = m.groupdict() if m else {}
-    base, suffix = (g.get("base") or "").lower(), (g.get("suffix") or "").lower()
-    if m and g["k1"] and g["k2"]: raise MeasureError(f"measure {name!r} has two cutoffs")
-    k = (g.get("k1") or g.get("k2")) if m else None
-    kint = int(k) if k and k.isdigit() else None
-    if k and kint is None and base != "asl": raise _unknown(name, "bad cutoff in measure")
-    if k and kint == 0: raise MeasureError(f"measure {name!r}: the cutoff must be ≥ 1")
-    prime = bool(g.get("prime"))
-    if prime and suffix != "rareness": raise _unknown(name)
-    if suffix == "rareness" and base in ("p", "ap"):
-        which = "P" if base == "p" else "AP"
-        o = _args(name, g["args"], {"alpha": _num, "normalized": _bool, "rel": int})
-        alpha, norm, rel = o.get("alpha", 0.5), prime or o.get("normalized", False), o.get("rel", 1)
-        if alpha < 0: raise MeasureError(f"measure {name!r}: alpha must be ≥ 0")
-        if norm and alpha > 1: raise MeasureError(f"measure {name!r}: alpha must be in [0, 1] when normalized")
-        if which == "P" and kint is None: raise MeasureError(f"measure {name!r} needs a cutoff, e.g. P@100_rareness(alpha=0.5)")
-        canon = (which + ("'" if norm else "") + (f"@{kint}" if kint else "") + "_rareness"
-                 + _suffix({"alpha": float(alpha), **({"rel": rel} if rel != 1 else {})}))
-        f = _precision_rareness if which == "P" else _ap_rareness
-        return Measure(canon, "rareness", lambda c, **kw: f(c, k=kint, alpha=alpha, normalized=norm, threshold=rel, **kw))
-    if base == "u" and suffix in ("", "novelty"):
-        o = _args(name, g["args"], {"base": lambda v: math.e if v == "e" else _num(v), "log0": str, "loo": _bool,
-                                    "rel": int})
-        b, log0, loo, rel = o.get("base", 2), o.get("log0", "zero"), o.get("loo", True), o.get("rel", 1)
-        if log0 not in ("zero", "penalty", "literal"): raise MeasureError(f"measure {name!r}: log0 must be zero, penalty or literal")
-        shown = {**({"base": "e" if b == math.e else float(b)} if b != 2 else {}), **({"log0": log0} if log0 != "zero" else {}),
-                 **({"loo": 0} if not loo else {}), **({"rel": rel} if rel != 1 else {})}
-        canon = "U" + (f"@{kint}" if kint else "") + _suffix(shown)
-        return Measure(canon, "novelty", lambda c, **kw: _utility(c, depth=kint, base=b, log0=log0, leave_one_out=loo,
-                                                                  threshold=rel, **kw))
-    if base in ("rpp", "dcgrpp", "invrpp") and not suffix and k is None:
-        weighting = {"rpp": "uniform", "dcgrpp": "dcg", "invrpp": "inverse"}[base]
-        o = _args(name, g["args"], {"graded": _bool, "rel": int})
-        graded, rel = o.get("graded", True), o.get("rel", 1)
-        canon = {"rpp": "RPP", "dcgrpp": "dcgRPP", "invrpp": "invRPP"}[base] + _suffix(
-            {**({"graded": 0} if not graded else {}), **({"rel": rel} if rel != 1 else {})})
-        prefs = lambda c: _preferences(c, weighting=weighting, graded=graded, threshold=rel)
-        return Measure(canon, "rpp", lambda c: _win_rate(prefs(c)), prefs)
-    if base == "asl" and not suffix:
-        if k is not None and not k.startswith("g1-"): raise MeasureError(f"measure {name!r}: ASL takes @g1-n, e.g. ASL@g1-10")
-        n = int(k[3:]) if k else None
-        if n == 0: raise MeasureError(f"measure {name!r}: n must be ≥ 1")
-        o = _args(name, g["args"], {"pad": _pos_int, "rel": int})
-        pad, rel = o.get("pad"), o.get("rel", 1)
-        canon = "ASL" + (f"@g1-{n}" if n else "") + _suffix({**({"pad": pad} if pad else {}), **({"rel": rel} if rel != 1 else {})})
-        return Measure(canon, "asl", lambda c: _asl(c, n=n, threshold=rel, pad_to=pad))
-    if base == "ric" and not suffix:
-        o = _args(name, g["args"], {"graded": _bool, "rel": int})
-        graded, rel = o.get("graded", True), o.get("rel", 1)
-        canon = "RIC" + (f"@{kint}" if kint else "") + _suffix({**({"graded": 0} if not graded else {}),
-                                                                **({"rel": rel} if rel != 1 else {})})
-        return Measure(canon, "ric", lambda c: _ric(c, depth=kint, graded=graded, threshold=rel))
-    try: kind, params = metrics.parse_measure(name)
-    except ValueError as e:
-        msg = str(e).removeprefix("measures: ")
-        if msg.startswith("unknown measure"): raise _unknown(name) from None
-        raise MeasureError(msg) from None
-    return Measure(_classic_name(kind, params), "classic", lambda c: metrics.measure(c, name=name))
-
-def _classic_name(kind: str, params: dict) -> str:
-    "The name `metrics.measure` gives the table: `P@10`, `P(rel=2)@5`, `AP@100`, `RBP(p=0.8)`, `RR@10`."
-    p = dict(params)
-    rel, depth, k = p.pop("threshold", 1), p.pop("depth", None), p.pop("k", None)
-    args = ([f"p={float(p.pop('p', 0.8)):g}"] + (["graded"] if p.pop("graded", False) else [])) if kind == "RBP" else []
-    args += [f"rel={rel}"] if rel != 1 else []
-    cut = k if kind in ("P", "R", "nDCG") else depth
-    return kind + (f"({','.join(args)})" if args else "") + (f"@{cut}" if cut is not None else "")
-
-# %% ../nbs/20_compare.ipynb #be912a5c
-def measure_table(runs, qrels=None, name: str = "AP") -> pd.DataFrame:
-    "The score table of the measure called `name` (any name `parse_measure` knows) on a campaign or `(runs, qrels)`."
-    return parse_measure(name)(runs, qrels)
-
 # %% ../nbs/20_compare.ipynb #943aa4d4
 CLASSIC = ("AP", "nDCG@10", "P@10", "RR")
 
-def default_measures(k: int = 100, alphas=(0.5, 1), pad_to: int | None = None, classic=CLASSIC, rel: int = 1) -> list:
+def default_measures(*,
+                     k: int = 100, # the cut-off of P@k, AP@k and the rareness measures
+                     alphas=(0.5, 1), # the rareness weights α
+                     pad_to: int | None = None, # ASL's common ranking length (None: each list's own)
+                     classic=CLASSIC, # the classic measures first
+                     rel: int = 1, # the relevance grade of the measures after the classic ones
+                    ) -> list:
     "The report's measures: the classic ones (AP, nDCG@10, P@10, RR), P@k, AP@k (rareness at α = 0), rareness per α, U, RPP, ASL, ASL@g1-10, RIC; `rel`: the relevance grade of the measures after the classic ones."
     opts = lambda *o: "(" + ", ".join(x for x in o if x) + ")" if any(o) else ""
     r = f"rel={rel}" if rel != 1 else ""
@@ -232,14 +87,15 @@ def _oriented_means(table) -> pd.Series:
     s = table if isinstance(table, pd.Series) else table.mean(axis=1)
     s = s.astype(float) * (1 if table.attrs.get("higher_is_better", True) else -1)
     # as irinnov.meta.kendall_tau: equal means must tie whatever the summation order
-    return pd.Series(_round_significant(s.to_numpy()), index=s.index)
+    return pd.Series(round_significant(s.to_numpy()), index=s.index)
 
 def _top_risers(shift: pd.Series, n: int) -> pd.Index:
     "The `n` systems with the largest rank shift, ties by name."
     return pd.DataFrame({"shift": shift, "name": shift.index}).sort_values(["shift", "name"], ascending=[False, True]).index[:n]
 
-def _ranks(table) -> pd.Series:
-    "Rank 1 = best, ties share the best rank (competition ranking)."
+def system_ranks(table: pd.DataFrame | pd.Series, # a score table (or its system means), with attrs["higher_is_better"]
+                ) -> pd.Series:
+    "Each system's rank by its mean score: 1 = best, ties (to 12 significant digits) share the best rank (competition ranking)."
     return _oriented_means(table).rank(ascending=False, method="min").astype(np.int64)
 
 # %% ../nbs/20_compare.ipynb #05c49f9a
@@ -253,14 +109,19 @@ def official_measures(dataset: str) -> list:
     raise ValueError(f"official: no official measures known for {dataset!r}; known campaigns: "
                      + ", ".join(f"{p}*" for p in OFFICIAL))
 
-def judged_at(runs, qrels=None, k: int = 10) -> pd.DataFrame:
+def judged_at(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+              qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+              *,
+              k: int = 10, # the cut-off
+             ) -> pd.DataFrame:
     "Judged@k: the share of the top k positions holding a judged document (any grade), per qrels topic; a list shorter than k counts the missing positions as unjudged."
     c = prepare(runs, qrels)
     if k < 1: raise ValueError(f"k must be ≥ 1, not {k}")
     judged = (c.grades[:, :, :k] != NO_GRADE).sum(axis=2) / k
     return c.score_table(judged, f"Judged@{k}", all_topics=True)
 
-def _pooled_column(meta: pd.DataFrame | None) -> pd.Series | None:
+def pooled_column(meta: pd.DataFrame | None, # the campaign's meta table (one row per system), or None
+                 ) -> pd.Series | None:
     "The meta column saying whether a run contributed to the judgment pools, as booleans (None if there is none)."
     if meta is None: return None
     for col in ("pooled", "contributed judgments", "judged"):
@@ -279,7 +140,7 @@ def _group_label(i: int, n: int) -> str:
 def significance_groups(pvalues: pd.DataFrame, means: pd.Series, *, alpha: float = 0.05,
                         higher_is_better: bool = True) -> pd.DataFrame:
     "Groups of systems no test separates: maximal runs of consecutive systems (in score order) whose every pair has p ≥ alpha."
-    oriented = pd.Series(_round_significant(means.to_numpy(float) * (1 if higher_is_better else -1)), index=means.index)
+    oriented = pd.Series(round_significant(means.to_numpy(float) * (1 if higher_is_better else -1)), index=means.index)
     names = oriented.sort_values(ascending=False, kind="stable").index
     P = pvalues.reindex(index=names, columns=names).to_numpy(float)
     S = len(names)
@@ -330,7 +191,11 @@ def topic_summary(table: pd.DataFrame) -> pd.DataFrame:
     out.attrs["measure"] = table.attrs.get("measure")
     return out.sort_values(["sd", "range"], ascending=False, kind="stable")
 
-def team_best(report: "CampaignReport", team: str = "team", measures=None) -> pd.DataFrame:
+def team_best(report: "CampaignReport", # a campaign report with a meta table
+              *,
+              team: str = "team", # the meta column naming each run's team
+              measures=None, # the measures (default: all of the report's)
+             ) -> pd.DataFrame:
     "The best run of each team under each measure (its rank and name), teams in order of their best rank under the reference."
     if report.meta is None or team not in report.meta.columns:
         raise ValueError(f"team: {team!r} is not a column of the report's meta")
@@ -501,7 +366,7 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
     at_rel = lambda m: m if rel == 1 or m.startswith("nDCG") else (
         f"{m.partition('@')[0]}(rel={rel})" + (f"@{m.partition('@')[2]}" if "@" in m else ""))
     classic = [*offic, *(m for m in map(at_rel, CLASSIC) if m not in offic)]
-    names = list(measures) if measures is not None else default_measures(k, alphas, pad, classic=classic, rel=rel)
+    names = list(measures) if measures is not None else default_measures(k=k, alphas=alphas, pad_to=pad, classic=classic, rel=rel)
     specs = [parse_measure(n) for n in names]
     ref = parse_measure(reference or (offic[0] if offic else "AP"))
     if ref.name not in [s.name for s in specs]: specs.insert(0, ref)
@@ -511,12 +376,12 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
         meta.index = meta.index.astype(str).rename("system")
         meta = meta.reindex(pd.Index(c.systems.astype(str), name="system"))
     team_map = _team_map(teams, meta)
-    _warn_small_field(specs, len(c.systems))
+    warn_small_field(specs, len(c.systems))
     tables, orderings = {}, {}
     for spec in progress(specs, desc="measures", unit="measure"):
         if spec.name in tables: continue
         if spec.family == "rpp" and mc4:
-            prefs = spec.prefs(c)
+            prefs = preferences(spec, c)
             t = _win_rate(prefs)
             t.attrs["measure"] = spec.name
             tables[spec.name], orderings[spec.name] = t, t.mean(axis=1)
@@ -529,7 +394,7 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
         orderings[spec.name].attrs = dict(tables[spec.name].attrs)
     systems = pd.Index(c.systems.astype(str), name="system")
     scores = pd.DataFrame({m: s.reindex(systems) for m, s in orderings.items()})
-    ranks = pd.DataFrame({m: _ranks(s).reindex(systems) for m, s in orderings.items()})
+    ranks = pd.DataFrame({m: system_ranks(s).reindex(systems) for m, s in orderings.items()})
     for m, s in orderings.items():
         if m.endswith("(MC4)"):    # MC4 is an ordering: its position (ties broken by name, as rpp.aggregate)
             ranks[m] = pd.Series(np.arange(1, len(s) + 1), index=s.index).reindex(systems)
@@ -548,16 +413,22 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
         rows.append(row)
     power = pd.DataFrame(rows).set_index("measure")
     coverage = pd.DataFrame({f"Judged@{j}": judged_at(c, k=j).mean(axis=1) for j in (10, 100)})
-    pooled = _pooled_column(meta)
+    pooled = pooled_column(meta)
     if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
     params = dict(measures=names, reference=reference, official=offic, rel=rel, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
                   tests=tests, alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=team_map is not None,
-                  team_families=tuple(f for f in _TEAM_FAMILIES if team_map is not None and _supports_teams(f)))
+                  team_families=tuple(f for f in TEAM_FAMILIES if team_map is not None and supports_teams(f)))
     return CampaignReport(c, tables, orderings, scores, ranks, agreement, power, hib, families, reference, meta, params,
                           pvalues, coverage, new)
 
 # %% ../nbs/20_compare.ipynb #fa001d45
-def plot_rank_shift(report: CampaignReport, measures=None, hue: str | None = None, label: int = 2, ncols: int = 5):
+def plot_rank_shift(report: CampaignReport, # a campaign report
+                    *,
+                    measures=None, # the measures (default: the innovation-aware ones)
+                    hue: str | None = None, # a meta column colouring the runs
+                    label: int = 2, # label the runs that move at least this many places
+                    ncols: int = 5, # panels per row
+                   ):
     "Rank by the reference (AP) against rank by each innovation measure, one panel per measure; the top risers labelled."
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -633,7 +504,11 @@ def _plain(text) -> str:
     "A name drawn as typed: matplotlib reads `$...$` as math (and fails on `$x^$`); an escaped dollar is a dollar."
     return str(text).replace("$", r"\$")
 
-def plot_topic_heatmap(report: CampaignReport, measure: str | None = None, top: int = 20):
+def plot_topic_heatmap(report: CampaignReport, # a campaign report
+                       *,
+                       measure: str | None = None, # the measure (default: the reference)
+                       top: int = 20, # the topics shown (those that separate the systems most)
+                      ):
     "Per-topic scores of the `top` best systems under a measure (rows, best first) on every topic (columns, most separating first)."
     import matplotlib.pyplot as plt
     m = measure or report.reference
@@ -858,7 +733,10 @@ def _systems_table(rep: CampaignReport) -> pd.DataFrame:
     if rep.meta is not None: out = rep.meta.drop(columns=[c for c in rep.meta.columns if c in out.columns]).join(out)
     return out.loc[rep.ranks[ref].sort_values(kind="stable").index]
 
-def bonus_risers(report: CampaignReport, n: int = 3) -> pd.DataFrame:
+def bonus_risers(report: CampaignReport, # a campaign report
+                 *,
+                 n: int = 3, # the risers per measure
+                ) -> pd.DataFrame:
     "The `n` systems each rareness measure lifts most above its own base measure (P@k or AP@k, α = 0): the rise the rarity bonus alone makes."
     rows = []
     for m in report.measures:
@@ -875,7 +753,7 @@ def _why_rise(rep: CampaignReport, n: int = 3, docs: int = 10) -> pd.DataFrame:
     "For the runs the rarity bonus lifts most and the top risers under novelty: their rarest relevant documents in the top k (query, doc, grade, rank, runs that retrieved it)."
     c, k = rep.campaign, rep.params.get("k", 100)
     risers = rep.risers(n)
-    risers = pd.concat([bonus_risers(rep, n)[["measure", "system"]],
+    risers = pd.concat([bonus_risers(rep, n=n)[["measure", "system"]],
                         risers[risers.measure.map(rep.families) == "novelty"][["measure", "system"]]])
     parts = []
     for s, ms in risers.groupby("system", sort=False)["measure"]:
@@ -884,8 +762,8 @@ def _why_rise(rep: CampaignReport, n: int = 3, docs: int = 10) -> pd.DataFrame:
     cols = ["system", "measures", "query", "doc", "grade", "rank", "runs", "rarity"]
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
-def write_report(runs, qrels=None, out_dir="report", meta: pd.DataFrame | None = None, title: str | None = None,
-                 hue: str | None = None, *, low_judged: float = 0.7, formats: str = "csv+parquet", **kw) -> Path:
+def write_report(runs: RunsLike, qrels: QrelsLike = None, *, out_dir="report", meta: pd.DataFrame | None = None,
+                 title: str | None = None, hue: str | None = None, low_judged: float = 0.7, formats: str = "csv+parquet", **kw) -> Path:
     "Write `report.html` (self-contained: sortable tables, SVG figures) and CSV/Parquet tables into `out_dir` atomically; return the HTML path."
     from irinnov import __version__
     with claim_output(out_dir) as out:
@@ -913,14 +791,14 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
               "topics": (topic_summary(rep.tables[ref]), True), "caveats": (rep.caveats(low_judged), False)}
     if not small:
         tables["risers"] = (rep.risers(3), False)
-        tables["bonus_risers"] = (bonus_risers(rep, 3), False)
+        tables["bonus_risers"] = (bonus_risers(rep, n=3), False)
         if isinstance(c, Campaign): tables["rare_documents"] = (_why_rise(rep), False)   # (needs every list: not on Dask)
     team_col = "team" if rep.meta is not None and "team" in rep.meta.columns else None
-    if team_col: tables["teams"] = (team_best(rep, team_col), True)
+    if team_col: tables["teams"] = (team_best(rep, team=team_col), True)
     if rep.new_systems: tables["placement"] = (rep.placement(), False)
     for stem, (df, index) in tables.items(): files[stem] = _write_table(df, stage, stem, index=index, formats=formats)
     figs = {}
-    steps = [("topics", lambda: plot_topic_heatmap(rep, ref))]
+    steps = [("topics", lambda: plot_topic_heatmap(rep, measure=ref))]
     if not small:
         steps += [("shift", lambda: plot_rank_shift(rep, hue=hue)), ("agreement", lambda: plot_agreement(rep))]
     steps.append(("power", lambda: plot_power(rep)))

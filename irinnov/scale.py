@@ -24,7 +24,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .report import CampaignReport, parse_measure
+from .conventions import QrelsLike, RunsLike
+from .measures import parse_measure
+from .report import CampaignReport
 from .trec import (NO_GRADE, PAD, RUN_COLUMNS, Campaign, TrecFormatError, _is_runs_frame, _mark_unique,
                           _run_paths, as_qrels, as_runs, prepare, read_qrels, read_run, system_name)
 
@@ -197,8 +199,8 @@ def _default_shards(client, files: list | None, topics: int) -> int:
     size = sum(os.path.getsize(f) * (4 if str(f).endswith(".gz") else 1) for f in files) if files else 0
     return int(max(1, min(max(2 * workers, -(-size // (256 << 20))), topics)))
 
-def shard_runs(runs,                     # run files (list, directory or glob), or a runs DataFrame
-               qrels,                    # a qrels file or DataFrame
+def shard_runs(runs: RunsLike,           # run files (list, directory or glob), or a runs DataFrame
+               qrels: QrelsLike,         # a qrels file or DataFrame
                *, client,                # a `dask.distributed.Client`
                n_shards: int | None = None,   # topic shards (default: twice the workers, ≈256 MB of run text each)
                work_dir=None,            # where the pieces go (a folder every worker can read; default: a temporary one)
@@ -274,9 +276,9 @@ def _tables(c: Campaign, depth: int | None, measures: list) -> tuple:
         tables = {s.name: s(c) for s in map(parse_measure, measures)}
     return tables, [(w.category, str(w.message)) for w in caught]
 
-def evaluate_sharded(runs,                # run files (list, directory or glob), or a runs DataFrame
-                     qrels,               # a qrels file or DataFrame
-                     measures=("AP", "P@10", "nDCG@10", "RR", "bpref"),   # any names `irinnov.report.parse_measure` knows
+def evaluate_sharded(runs: RunsLike,      # run files (list, directory or glob), or a runs DataFrame
+                     qrels: QrelsLike,    # a qrels file or DataFrame
+                     measures=("AP", "P@10", "nDCG@10", "RR", "bpref"),   # any names `irinnov.measures.parse_measure` knows
                      *, client,           # a `dask.distributed.Client` (see `dask_client`)
                      depth: int | None = None,      # cut every list to its top `depth` (None: whole lists)
                      tag: bool = False,   # system names from the tag column
@@ -322,8 +324,8 @@ class CampaignSummary:
     def __repr__(self):
         return f"CampaignSummary({len(self.systems)} systems × {len(self.topics)} topics × depth {self.depth}, {len(self.qrels)} judgments)"
 
-def campaign_report_sharded(runs,           # run files (list, directory or glob), or a runs DataFrame
-                            qrels,          # a qrels file or DataFrame
+def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob), or a runs DataFrame
+                            qrels: QrelsLike, # a qrels file or DataFrame
                             measures=None,  # as `campaign_report` (default: `default_measures`)
                             *, client,      # a `dask.distributed.Client`
                             k: int = 100, alphas=(0.5, 1), pad_to="depth", mc4: bool = True, reference: str = "AP",
@@ -334,6 +336,7 @@ def campaign_report_sharded(runs,           # run files (list, directory or glob
                             tag: bool = False, n_shards: int | None = None, work_dir=None,
                             progress: bool = False) -> CampaignReport:
     "`irinnov.report.campaign_report` with the per-topic tables computed shard by shard on Dask (meta-evaluation here)."
+    from irinnov import meta as M
     from irinnov import report as R
     from irinnov.rpp import _order, mc4 as _mc4
     sr = shard_runs(runs, qrels, client=client, n_shards=n_shards, work_dir=work_dir, tag=tag, progress=progress)
@@ -341,7 +344,7 @@ def campaign_report_sharded(runs,           # run files (list, directory or glob
         if len(sr.systems) < 2: raise ValueError("runs: a campaign report needs at least two systems")
         D = min(depth, sr.depth) if depth is not None else sr.depth
         pad = D if pad_to == "depth" else pad_to
-        names = list(measures) if measures is not None else R.default_measures(k, alphas, pad)
+        names = list(measures) if measures is not None else R.default_measures(k=k, alphas=alphas, pad_to=pad)
         specs = [parse_measure(n) for n in names]
         ref = parse_measure(reference)
         if ref.name not in [s.name for s in specs]: specs.insert(0, ref)
@@ -368,21 +371,21 @@ def campaign_report_sharded(runs,           # run files (list, directory or glob
             orderings[f"{spec.name}(MC4)"] = order
     systems = pd.Index(np.asarray(sr.systems).astype(str), name="system")
     scores = pd.DataFrame({m: s.reindex(systems) for m, s in orderings.items()})
-    ranks = pd.DataFrame({m: R._ranks(s).reindex(systems) for m, s in orderings.items()})
+    ranks = pd.DataFrame({m: R.system_ranks(s).reindex(systems) for m, s in orderings.items()})
     for m, s in orderings.items():
         if m.endswith("(MC4)"): ranks[m] = pd.Series(np.arange(1, len(s) + 1), index=s.index).reindex(systems)
     hib = {m: bool(s.attrs.get("higher_is_better", True)) for m, s in orderings.items()}
     fam = {s.name: s.family for s in specs}
     families = {m: fam.get(m, fam.get(m.removesuffix("(MC4)"))) for m in orderings}
-    agreement = R._compare_orderings(orderings)
+    agreement = M.compare_orderings(orderings)
     rows, pvalues = [], {t: {} for t in tests}
     for m, t in tables.items():
         row = {"measure": m, "pairs": len(t) * (len(t) - 1) // 2}
         for test in tests:
-            dp = R._discriminative_power(t, test=test, alpha=alpha, B=B, seed=seed)
+            dp = M.discriminative_power(t, test=test, alpha=alpha, B=B, seed=seed)
             row[test], row[f"{test} share"] = dp.count, dp.fraction
             pvalues[test][m] = dp.pvalues
-        row["stability"] = R._stability(t, trials=trials, seed=seed)
+        row["stability"] = M.stability(t, trials=trials, seed=seed)
         rows.append(row)
     power = pd.DataFrame(rows).set_index("measure")
     if meta is not None:
@@ -395,7 +398,7 @@ def campaign_report_sharded(runs,           # run files (list, directory or glob
     params = dict(measures=names, reference=ref.name, official=[], rel=1, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
                   tests=tuple(tests), alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=False, team_families=())
     coverage = pd.DataFrame({n: _concat([p[n] for p, _ in parts]).mean(axis=1) for n in coverage_names}).reindex(systems)
-    pooled = R._pooled_column(meta)
+    pooled = R.pooled_column(meta)
     if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
     return CampaignReport(summary, tables, orderings, scores, ranks, agreement, power, hib, families, ref.name, meta, params,
                           pvalues, coverage)
@@ -452,17 +455,17 @@ def _trec_eval_parts(c: Campaign, depth: int | None, classic: list, innovation: 
         warnings.simplefilter("always")
         c = c.truncate(depth)
         specs = [s for s in metrics.expand_measures(classic, threshold=threshold) if s.kind != "runid"]
-        tables = [metrics._table(c, s, version) for s in specs]
+        tables = [metrics.spec_table(c, s, version) for s in specs]
         present = pd.DataFrame(c.lengths > 0, index=c.systems.astype(str), columns=c.topics.astype(str))
         n_rel = int((c.judged_grades()[2] > 0).sum())
         other = {s.name: s(c) for s in map(parse_measure, innovation)}
     return tables, present, n_rel, other, [(w.category, str(w.message)) for w in caught]
 
-def trec_eval_records_sharded(runs,            # run files (list, directory or glob), or a runs DataFrame
-                              qrels,           # a qrels file or DataFrame
+def trec_eval_records_sharded(runs: RunsLike,  # run files (list, directory or glob), or a runs DataFrame
+                              qrels: QrelsLike, # a qrels file or DataFrame
                               measures=("official",),   # trec_eval's and ir_measures' names (`irinnov.metrics`)
                               *, client,       # a `dask.distributed.Client` (see `dask_client`)
-                              innovation=(),   # innovation-aware measures (`irinnov.report.parse_measure` names)
+                              innovation=(),   # innovation-aware measures (`irinnov.measures.parse_measure` names)
                               per_query: bool = False,   # also each listed topic's value (trec_eval -q)
                               complete: bool = False,    # average over every qrels topic (trec_eval -c)
                               threshold: int = 1,        # relevance level (trec_eval -l)
@@ -473,7 +476,7 @@ def trec_eval_records_sharded(runs,            # run files (list, directory or g
                               progress: bool = False) -> tuple:   # Dask's progress bars
     "trec_eval's records, as `metrics.trec_eval_records` prints them, and the innovation-aware score tables, computed shard by shard on Dask."
     from irinnov import metrics
-    version = metrics._version(trec_eval_version)
+    version = metrics.check_trec_eval_version(trec_eval_version)
     all_specs = metrics.expand_measures(list(measures), threshold=threshold)       # name errors before any reading
     specs = [s for s in all_specs if s.kind != "runid"]
     for m in innovation: parse_measure(m)
@@ -496,8 +499,8 @@ def trec_eval_records_sharded(runs,            # run files (list, directory or g
         raise ValueError(f"run {present.index[bad][0]!r} has no topic in common with the qrels (wrong qrels?); "
                          "trec_eval stops there; averaged over every qrels topic (trec_eval -c) each measure is 0")
     listed = present.to_numpy() | (complete and version == "10")
-    sums = metrics._summaries(specs, tables, present.to_numpy(), complete, sum(p[2] for p in parts), present.index)
-    recs = metrics._records(present.index, topics, specs, tables, listed, sums, per_query=per_query, summary=True,
+    sums = metrics.summarize(specs, tables, present.to_numpy(), complete, sum(p[2] for p in parts), present.index)
+    recs = metrics.records(present.index, topics, specs, tables, listed, sums, per_query=per_query, summary=True,
                             runid=any(s.kind == "runid" for s in all_specs))
     other = {m: _concat([p[3][m] for p in parts]) for m in (parse_measure(n).name for n in innovation)}
     return recs, other

@@ -15,8 +15,9 @@ import pytest
 from scipy import stats
 
 from irinnov import asl, infotheory, meta, metrics, novelty, rareness, rpp
-from irinnov.report import (CampaignReport, MeasureError, campaign_report, default_measures, measure_table,
-                            parse_measure, plot_agreement, plot_power, plot_rank_shift, write_report)
+from irinnov.measures import MeasureError, parse_measure, supports_teams
+from irinnov.report import (CampaignReport, campaign_report, default_measures, plot_agreement, plot_power, plot_rank_shift,
+                            write_report)
 from irinnov.trec import prepare
 
 S, Q, D = 7, 9, 25
@@ -68,10 +69,10 @@ def direct(c):
 
 
 def test_default_measures_and_names():
-    assert default_measures(100, (0.5, 1), 1000) == [
+    assert default_measures(k=100, alphas=(0.5, 1), pad_to=1000) == [
         "AP", "nDCG@10", "P@10", "RR", "P@100", "AP@100", "P@100_rareness(alpha=0.5)", "P@100_rareness(alpha=1)",
         "AP@100_rareness(alpha=0.5)", "AP@100_rareness(alpha=1)", "U", "RPP", "ASL(pad=1000)", "ASL@g1-10(pad=1000)", "RIC"]
-    for n in default_measures(100, (0.5, 1), 1000): assert parse_measure(n).name == n     # canonical names are fixed points
+    for n in default_measures(k=100, alphas=(0.5, 1), pad_to=1000): assert parse_measure(n).name == n     # canonical names are fixed points
 
 
 def test_tables_equal_direct_calls(campaign, rep):
@@ -188,9 +189,9 @@ def test_custom_measures_and_errors(campaign):
     with pytest.raises(ValueError, match="hue"): write_report(r, out_dir="unused", hue="team")
 
 
-def test_measure_table_matches_metrics(campaign):
+def test_report_measure_matches_metrics(campaign):
     for n in ["AP", "map", "AP@5", "P_5", "R@20", "nDCG", "ndcg_cut_5", "RR", "Rprec", "bpref", "RBP(p=0.5)", "P(rel=2)@5"]:
-        a, b = measure_table(campaign, name=n), metrics.measure(campaign, name=n)
+        a, b = parse_measure(n)(campaign), metrics.measure(campaign, name=n)
         assert a.attrs["measure"] == b.attrs["measure"]
         np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
 
@@ -502,7 +503,7 @@ def test_unusable_or_busy_output_folder(tmp_path, rep, monkeypatch):
 
 
 def test_team_rarity_option(rep, campaign):
-    if report_mod._supports_teams("rareness"):
+    if supports_teams("rareness"):
         teams = {f"s{i}": f"team{i // 2}" for i in range(S)}
         r = campaign_report(campaign, measures=["AP_rareness@10(alpha=1)"], B=20, trials=20, teams=teams)
         assert r.params["team_rarity"]

@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("distributed", reason="dask[distributed] (the 'scale' extra) is not installed")
 
 from irinnov import scale
-from irinnov.report import parse_measure
+from irinnov.measures import parse_measure
 from irinnov.trec import TrecFormatError, prepare, read_qrels, read_runs
 
 ROOT = Path(__file__).resolve().parents[1]
