@@ -62,7 +62,7 @@ def main():
     timed("ric(runs, qrels) end to end from DataFrames (prepare + ric)", it.ric, runs, qrels)
     c = timed("prepare (encode the campaign)", prepare, runs, qrels)
     t = timed("ric on the prepared campaign (counts + closed form)", it.ric, c)
-    c.__dict__.pop("_infotheory_cache", None)
+    it._SPACES.pop(id(c), None)
     timed("ric again from a fresh cache", it.ric, c)
     timed("ric (cached counts, second call)", it.ric, c)
     timed("ric_counts (c, d, u table)", it.ric_counts, c)

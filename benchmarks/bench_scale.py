@@ -31,7 +31,7 @@ limit = float(sys.argv[3])
 if limit > 0:
     resource.setrlimit(resource.RLIMIT_AS, (int(limit * 2**30), int(limit * 2**30)))
 from irinnov.trec import read_runs, read_qrels, prepare
-from irinnov.report import parse_measure
+from irinnov.measures import parse_measure
 runs, qrels, measures = json.loads(sys.argv[1]), sys.argv[2], json.loads(sys.argv[4])
 out = {"ok": False}
 t0 = time.perf_counter()

@@ -363,11 +363,11 @@ def st_rpp(runs: RunsLike, # a runs frame (or a Campaign on the diversity qrels,
     if background not in ("union", "adhoc", "none"):
         raise ValueError(f"background must be 'union', 'adhoc' or 'none', not {background!r}")
     if background != "adhoc":
-        return preferences(runs, qrels, weighting, subtopics=True, background=background == "union", threshold=threshold)
+        return preferences(runs, qrels, weighting=weighting, subtopics=True, background=background == "union", threshold=threshold)
     if adhoc_qrels is None or qrels is None: raise ValueError("background='adhoc' needs qrels and adhoc_qrels")
     a = adhoc_qrels[adhoc_qrels["grade"] >= threshold]
     q = pd.concat([qrels, pd.DataFrame({"query": a["query"].to_numpy(), "subtopic": "*", "doc": a["doc"].to_numpy(),
                                         "grade": a["grade"].to_numpy()})], ignore_index=True)
-    out = preferences(runs, q, weighting, subtopics=True, background=False, threshold=threshold)
+    out = preferences(runs, q, weighting=weighting, subtopics=True, background=False, threshold=threshold)
     out.attrs["measure"] = out.attrs["measure"] + "(adhoc background)"
     return out

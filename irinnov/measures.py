@@ -176,7 +176,7 @@ def _rareness(c, m: Measure, **teams) -> pd.DataFrame:
 def _novelty(c, m: Measure, **teams) -> pd.DataFrame:
     from irinnov import novelty
     o = m.opts
-    return novelty.utility(c, depth=m.cut, base=o["base"], log0=o["log0"], leave_one_out=o["loo"],
+    return novelty.utility(c, k=m.cut, base=o["base"], log0=o["log0"], leave_one_out=o["loo"],
                            threshold=o["rel"], **teams)
 
 _WEIGHTING = {"RPP": "uniform", "dcgRPP": "dcg", "invRPP": "inverse"}

@@ -385,7 +385,7 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
             t = _win_rate(prefs)
             t.attrs["measure"] = spec.name
             tables[spec.name], orderings[spec.name] = t, t.mean(axis=1)
-            order = _aggregate(prefs, "mc4")
+            order = _aggregate(prefs, method="mc4")
             order.attrs["measure"] = f"{spec.name}(MC4)"
             orderings[f"{spec.name}(MC4)"] = order
         else:
@@ -401,7 +401,7 @@ def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.
     hib = {m: bool(s.attrs.get("higher_is_better", True)) for m, s in orderings.items()}
     fam = {s.name: s.family for s in specs}
     families = {m: fam.get(m, fam.get(m.removesuffix("(MC4)"))) for m in orderings}
-    agreement = _compare_orderings(orderings)
+    agreement = _compare_orderings(orderings, higher_is_better=hib)
     rows, pvalues = [], {t: {} for t in tests}
     for m, t in progress(list(tables.items()), desc="significance tests", unit="measure"):
         row = {"measure": m, "pairs": len(t) * (len(t) - 1) // 2}

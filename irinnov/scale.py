@@ -338,7 +338,7 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
     "`irinnov.report.campaign_report` with the per-topic tables computed shard by shard on Dask (meta-evaluation here)."
     from irinnov import meta as M
     from irinnov import report as R
-    from irinnov.rpp import _order, mc4 as _mc4
+    from irinnov.rpp import order_systems, mc4 as _mc4
     sr = shard_runs(runs, qrels, client=client, n_shards=n_shards, work_dir=work_dir, tag=tag, progress=progress)
     try:
         if len(sr.systems) < 2: raise ValueError("runs: a campaign report needs at least two systems")
@@ -364,8 +364,8 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
         if spec.family == "rpp" and mc4:      # MC4 from the gathered win rates, as `rpp.aggregate` computes it
             W = tables[spec.name]
             sys_names = W.index.to_numpy().astype(str)
-            s = _mc4(W.to_numpy(), 10, 0.0)
-            o = _order(s, sys_names, relative=True)
+            s = _mc4(W.to_numpy(), iterations=10, damping=0.0)
+            o = order_systems(s, sys_names, relative=True)
             order = pd.Series(s[o], index=pd.Index(sys_names[o], name="system"), name=f"mc4({spec.name})")
             order.attrs.update(measure=f"{spec.name}(MC4)", higher_is_better=True)
             orderings[f"{spec.name}(MC4)"] = order
@@ -377,7 +377,7 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
     hib = {m: bool(s.attrs.get("higher_is_better", True)) for m, s in orderings.items()}
     fam = {s.name: s.family for s in specs}
     families = {m: fam.get(m, fam.get(m.removesuffix("(MC4)"))) for m in orderings}
-    agreement = M.compare_orderings(orderings)
+    agreement = M.compare_orderings(orderings, higher_is_better=hib)
     rows, pvalues = [], {t: {} for t in tests}
     for m, t in tables.items():
         row = {"measure": m, "pairs": len(t) * (len(t) - 1) // 2}

@@ -457,8 +457,9 @@ def test_fast_algorithm1_equals_meta_system_sampling():
                         columns=["system", "query", "doc", "score"])
     c = prepare(runs, qrels)
     for measure, fn in (("P", precision_rareness), ("AP", ap_rareness)):
-        g, gt = meta.system_sampling(c, lambda sub: fn(sub, k=5, alpha=1.0), sizes=(2, 4, 8), trials=30, seed=11,
-                                     detail=True)
+        gs = meta.system_sampling(c, lambda sub: fn(sub, k=5, alpha=1.0), sizes=(2, 4, 8), trials=30, seed=11,
+                                  detail=True)
+        g, gt = gs.summary, gs.taus
         res = rareness_system_sampling(c, measure=measure, k=5, alpha=1.0, sizes=(2, 4, 8), trials=30, seed=11,
                                        detail=True)
         f, ft = res.summary, res.taus

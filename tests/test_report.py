@@ -97,7 +97,7 @@ def test_ranks_are_competition_ranks(rep):
 
 
 def test_mc4_column(campaign, rep):
-    order = rpp.aggregate(rpp.preferences(campaign), "mc4")
+    order = rpp.aggregate(rpp.preferences(campaign), method="mc4")
     assert list(rep.ranks["RPP(MC4)"].sort_values().index) == list(order.index)
     np.testing.assert_array_equal(rep.scores.loc[order.index, "RPP(MC4)"].to_numpy(), order.to_numpy())
     assert "RPP(MC4)" not in rep.tables and "RPP(MC4)" not in rep.power.index
@@ -148,7 +148,7 @@ def test_power_t_bonferroni_against_scipy(rep):
 def test_power_randomized_tukey_and_stability(rep):
     for m in ("AP", "RPP", f"ASL(pad={D})"):
         t = rep.tables[m]
-        dp = meta.discriminative_power(t, "randomized-tukey", alpha=0.05, B=300, seed=1)
+        dp = meta.discriminative_power(t, test="randomized-tukey", alpha=0.05, B=300, seed=1)
         assert rep.power.loc[m, "randomized-tukey"] == dp.count
         assert rep.power.loc[m, "stability"] == meta.stability(t, trials=300, seed=1)
 

@@ -538,7 +538,7 @@ def test_deep_pass_2020_table1_and_table4a_rpp_family():
     assert c.docs.shape[:2] == (59, 54)
     assert round(float((ds.qrels.grade >= 1).groupby(ds.qrels["query"]).sum().mean()), 2) == 66.78
     fam = R.preference_family(c)
-    got = [round(100 * meta.discriminative_power(fam[k], "t-bonferroni").fraction, 2) for k in ("RPP", "dcgRPP", "invRPP")]
+    got = [round(100 * meta.discriminative_power(fam[k], test="t-bonferroni").fraction, 2) for k in ("RPP", "dcgRPP", "invRPP")]
     assert got == [51.49, 54.59, 55.93]
 
 
