@@ -224,7 +224,7 @@ def shard_runs(runs: RunsLike,           # run files (list, directory or glob), 
             names = [None] * len(files) if tag else _system_names(files)
             # the topic set goes to the workers once, as a positional argument: Dask (2026.8) turns a large keyword
             # argument into a task named after the keyword, which fails ("AssertionError: <TaskState 'topics'>")
-            topic_set = client.scatter(frozenset(topics), broadcast=True)
+            [topic_set] = client.scatter([frozenset(topics)], broadcast=True)    # one object (a bare set scatters each item)
             futures = client.map(_split_run, files, range(len(files)), names, [topic_set] * len(files), tag=tag,
                                  duplicates=duplicates, n_shards=n, work_dir=wd, pure=False)
             if progress: _dask().progress(futures)

@@ -315,4 +315,7 @@ def test_many_qrels_topics(loopback, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = scale.evaluate_sharded(d["runs"], d["qrels"], ["AP", "RPP"], client=client, n_shards=3)
+        sr = scale.shard_runs(d["runs"], d["qrels"], client=client, n_shards=3)
     assert_same(ref, got)
+    try: assert sr.depth == 2          # the read tasks saw the qrels topics (the depth is that of judged topics)
+    finally: sr.remove()
