@@ -314,28 +314,36 @@ def _row_codes(col) -> np.ndarray:
     if 4 * len(starts) > n: return codes(a)      # few repeats next to each other: hash every row
     return np.repeat(codes(pc.take(a, starts, memory_pool=_POOL)), np.diff(np.r_[starts, n]))
 
-_POW: dict = {}      # string length -> the multipliers of a 64-bit polynomial hash
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1], np.uint64)   # the low k bytes of a word
 
-def _hash64(a, step: int = 1 << 17) -> np.ndarray | None:
-    "A 64-bit polynomial hash of every string (equal strings, equal hashes); None where it does not apply cheaply."
+def _hash64(a, step: int = 1 << 16) -> np.ndarray | None:
+    "A 64-bit hash of every string, eight bytes at a time (equal strings, equal hashes); None for strings over 256 bytes."
+    # Each string is read as ceil(len / 8) unaligned 64-bit words straight from Arrow's data buffer (a view with a
+    # 1-byte stride), the bytes past its end masked off: temporaries of n words per pass instead of n × length
+    # (hashing byte by byte cost 7 ms per 50,000 doc ids and peaks of 40 MB; this, 1 ms and a few MB).
     if isinstance(a, pa.ChunkedArray): a = _one_chunk(a)
     if a.null_count or not (pa.types.is_string(a.type) or pa.types.is_large_string(a.type)): return None
     n = len(a)
     if n == 0: return np.zeros(0, np.uint64)
     off = np.frombuffer(a.buffers()[1], np.int64 if pa.types.is_large_string(a.type) else np.int32)[a.offset:a.offset + n + 1]
-    lens = np.diff(off)
-    if lens.min() < 1 or lens.max() > 256: return None
-    data = np.frombuffer(a.buffers()[2], np.uint8)
-    L = int(lens.max())
-    pw = _POW.get(L)
-    if pw is None:
-        pw = _POW[L] = np.cumprod(np.r_[np.uint64(1), np.full(L - 1, np.uint64(0x100000001B3), np.uint64)], dtype=np.uint64)
+    if int((off[1:] - off[:-1]).max()) > 256: return None
+    data = np.frombuffer(a.buffers()[2], np.uint8) if a.buffers()[2] is not None else np.zeros(0, np.uint8)
     out = np.empty(n, np.uint64)
     for i in range(0, n, step):                 # blocks of rows: temporaries of a few MB
         o = off[i:min(n, i + step) + 1]
-        seg, st, ln = data[o[0]:o[-1]], (o[:-1] - o[0]).astype(np.int64), np.diff(o)
-        v = seg.astype(np.uint64) * pw[np.arange(len(seg), dtype=np.int64) - np.repeat(st, ln)]
-        out[i:i + len(ln)] = np.add.reduceat(v, st) ^ (ln.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+        m = int(o[-1] - o[0])
+        buf = np.zeros(m + 16, np.uint8)        # the block's bytes, zero-padded so that every 8-byte read stays inside
+        buf[:m] = data[o[0]:o[-1]]
+        words = np.ndarray((m + 9,), np.uint64, buf, 0, (1,))     # the 8 bytes starting at every byte offset
+        st, ln = (o[:-1] - o[0]).astype(np.intp), np.diff(o)
+        h = ln.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        for w in range((int(ln.max()) + 7) // 8):
+            v = words[np.minimum(st + 8 * w, m)]
+            v &= _MASKS[np.clip(ln - 8 * w, 0, 8)]
+            h ^= v
+            h *= np.uint64(0xBF58476D1CE4E5B9)
+            h ^= h >> np.uint64(31)
+        out[i:i + len(ln)] = h
     return out
 
 def _maybe_duplicates(cols) -> bool:
