@@ -926,9 +926,15 @@ def _check_unique(runs: pd.DataFrame, L: _Lists):
 
 def _judged_codes(da: pa.ChunkedArray, vs: pa.Array, a: int, b: int) -> np.ndarray:
     "Index among the judged documents `vs` of the doc ids in rows a..b (`UNJUDGED` if not judged), int32."
-    if b <= a: return np.zeros(0, np.int32)
-    return pc.coalesce(pc.index_in(da.slice(a, b - a), value_set=vs, memory_pool=_POOL),
-                       pa.scalar(UNJUDGED, pa.int32()), memory_pool=_POOL).to_numpy()     # (read-only)
+    # One lookup over all the rows: Arrow builds a hash table of the value set on every call (0.05 s for 250,000
+    # judged documents), so calling it block by block cost more than the lookups themselves.
+    out = np.empty(max(b - a, 0), np.int32)
+    if b <= a: return out
+    at = 0
+    for c in pc.index_in(da.slice(a, b - a), value_set=vs, memory_pool=_POOL).chunks:
+        out[at:at + len(c)] = pc.fill_null(c, pa.scalar(UNJUDGED, pa.int32())).to_numpy()
+        at += len(c)
+    return out
 
 _CELL_BYTES = 4 + 2 + 8     # one ranked position in the dense arrays: doc code, grade, score
 
@@ -995,8 +1001,7 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
     da = _chunked(runs["doc"])
     vs = pa.array(judged, type=da.type)
     score = runs["score"].to_numpy()
-    if L.in_place: dc_all = None
-    elif L.doc_values is not None:      # each distinct doc id matched once, then spread to the rows by integer code
+    if L.doc_values is not None:      # each distinct doc id matched once, then spread to the rows by integer code
         per_value = _judged_codes(pa.chunked_array([L.doc_values]), pa.array(judged, type=L.doc_values.type), 0,
                                   len(L.doc_values))
         dc_all = per_value[L.doc_rank] if len(per_value) else np.zeros(0, np.int32)
@@ -1011,7 +1016,7 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
         if D == 0 or not kp.any(): continue
         a, b = int(L.starts[l0]), int(L.starts[l1 - 1] + L.lens[l1 - 1])
         if L.in_place:                        # rows already in order but for the tie groups (moved below)
-            dc, sc = _judged_codes(da, vs, a, b), score[a:b]
+            dc, sc = dc_all[a:b], score[a:b]
         else:
             r = L.perm[a:b]
             dc, sc = dc_all[r], score[r]
