@@ -353,11 +353,15 @@ def _hash64(a, step: int = 1 << 16) -> np.ndarray | None:
         st, ln = (o[:-1] - o[0]).astype(np.intp), np.diff(o)
         h = ln.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         for w in range((int(ln.max()) + 7) // 8):
-            v = words[np.minimum(st + 8 * w, m)]
-            v &= _MASKS[np.clip(ln - 8 * w, 0, 8)]
-            h ^= v
-            h *= np.uint64(0xBF58476D1CE4E5B9)
-            h ^= h >> np.uint64(31)
+            # a round per word of the string itself: a string's hash must not depend on its neighbours' lengths
+            r = None if int(ln.min()) > 8 * w else np.flatnonzero(ln > 8 * w)
+            v = words[st + 8 * w if r is None else st[r] + 8 * w]
+            v &= _MASKS[np.minimum(ln - 8 * w if r is None else ln[r] - 8 * w, 8)]
+            x = h if r is None else h[r]
+            x ^= v
+            x *= np.uint64(0xBF58476D1CE4E5B9)
+            x ^= x >> np.uint64(31)
+            if r is not None: h[r] = x
         out[i:i + len(ln)] = h
     return out
 
