@@ -1190,7 +1190,7 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     if isinstance(runs, Campaign):
         if qrels is not None and not isinstance(qrels, Campaign):
             raise ValueError("got a Campaign and qrels: a Campaign already holds its qrels")
-        _trim()                     # a measure starts here: the last one's freed temporaries go back first
+        if runs.docs.size >= 1 << 20: _trim()   # a measure starts here: the last one's freed temporaries go back first
         return runs.truncate(depth)
     if qrels is None: raise ValueError("qrels are required unless a Campaign is given")
     depth = None if depth is None else int(depth)
