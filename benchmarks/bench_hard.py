@@ -6,6 +6,7 @@ caller), pytrec_eval and trec_eval, side by side in one run.
     python benchmarks/bench_hard.py many_topics --repeat 1
     python benchmarks/bench_hard.py long_list --depth 1000 --tools irinnov,trec_eval      # memory: -M 1000
     python benchmarks/bench_hard.py metrics --tools irinnov        # the repository's workload: bytes per run line
+    python benchmarks/bench_hard.py adversarial --baseline ../main # this checkout against another, side by side
 
 Every tool runs in its own process, timed from start to exit (imports included), with its peak RSS:
   irinnov        read_runs + read_qrels + prepare(depth=) once, then AP, nDCG and P@100 of the Campaign;
@@ -115,12 +116,15 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--depth", type=int, help="cut every list at this depth (trec_eval -M)")
     ap.add_argument("--tools", default="irinnov,irinnov_naive,pytrec_eval,trec_eval")
+    ap.add_argument("--baseline", help="another checkout of irinnov (a folder holding irinnov/): adds the tool "
+                    "irinnov_base, the irinnov tool run against that code, to compare two versions side by side")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     data = Path(a.workload) if Path(a.workload).is_dir() else HERE / "data" / a.workload
     if a.child: return child(a.child, data, a.depth)
     if not (data / "qrels.txt").exists(): sys.exit(f"{data}: no workload; run benchmarks/make_hard_workloads.py first")
     tools = a.tools.split(",")
+    if a.baseline and "irinnov_base" not in tools: tools.insert(1, "irinnov_base")
     tmp = Path(tempfile.mkdtemp())
     binary = build_trec_eval(tmp) if "trec_eval" in tools else None
     if "trec_eval" in tools and binary is None:
@@ -133,9 +137,13 @@ def main():
                 r = run_trec_eval(binary, data, a.depth)
                 procs.setdefault(tool, []).append(r["process"]); rss[tool] = r["peak_rss_mb"]
                 continue
-            wall, peak, out = _spawn([sys.executable, __file__, str(data), "--child", tool]
-                                     + (["--depth", str(a.depth)] if a.depth else []),
-                                     env={**os.environ, "IRINNOV_PROGRESS": "0"})
+            env = {**os.environ, "IRINNOV_PROGRESS": "0"}
+            if tool == "irinnov_base":
+                if not a.baseline: sys.exit("irinnov_base needs --baseline")
+                env["PYTHONPATH"] = str(Path(a.baseline).resolve())
+            wall, peak, out = _spawn([sys.executable, __file__, str(data), "--child",
+                                      "irinnov" if tool == "irinnov_base" else tool]
+                                     + (["--depth", str(a.depth)] if a.depth else []), env=env)
             r = json.loads(out.strip().splitlines()[-1])
             procs.setdefault(tool, []).append(wall)
             inner.setdefault(tool, []).append(r["read"] + r["rest"])
@@ -154,12 +162,12 @@ def main():
         ratio = f"{med / base:.2f}×" if base else "–"
         print(f"| {tool} | {med:.2f} | {min(procs[tool]):.2f} | {ins} | {ratio} | {rss[tool]:.0f} |")
     if "lines" in rss:
-        for tool in ("irinnov", "irinnov_naive"):
+        for tool in ("irinnov", "irinnov_base", "irinnov_naive"):
             if tool in rss: print(f"{tool}: {rss[tool] * 2**20 / rss['lines']:.0f} bytes per run line at peak "
                                   f"({rss['lines']:,} lines)")
     if "pytrec_eval" in means:
         ref = means["pytrec_eval"]
-        for tool in ("irinnov", "irinnov_naive"):
+        for tool in ("irinnov", "irinnov_base", "irinnov_naive"):
             if tool in means and not a.depth:
                 d = max(abs(means[tool][m][s] - ref[m][s]) for m in ref for s in ref[m])
                 print(f"largest |{tool} - pytrec_eval| over system means: {d:.1e}")

@@ -62,6 +62,21 @@ _POOL = pa.system_memory_pool()
 
 _BUF = threading.local()       # per thread: the buffer its last plain file was read into
 
+def _trim():
+    "Hand the C heap's free pages back to the system (glibc's `malloc_trim`; elsewhere nothing)."
+    # Arrow's and numpy's freed temporaries stay in the heap, between live blocks, while arrays larger than 32 MB
+    # are mapped afresh: without this, each step's peak came on top of the last step's garbage (adversarial
+    # workload: 70 MB after read_runs, 50 MB after prepare; the whole process peaked 73 MB higher).
+    global _LIBC
+    if _LIBC is None:
+        try:
+            import ctypes
+            _LIBC = ctypes.CDLL(None).malloc_trim
+        except (OSError, AttributeError): _LIBC = False
+    if _LIBC: _LIBC(0)
+
+_LIBC = None
+
 MAX_FILE_BYTES = 4 << 30     # default cap on one input file's (decompressed) size: 4 GiB
 
 def _max_bytes(max_bytes: int | None) -> int:
@@ -316,28 +331,40 @@ def _row_codes(col) -> np.ndarray:
     if 4 * len(starts) > n: return codes(a)      # few repeats next to each other: hash every row
     return np.repeat(codes(pc.take(a, starts, memory_pool=_POOL)), np.diff(np.r_[starts, n]))
 
-_POW: dict = {}      # string length -> the multipliers of a 64-bit polynomial hash
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1], np.uint64)   # the low k bytes of a word
 
-def _hash64(a, step: int = 1 << 17) -> np.ndarray | None:
-    "A 64-bit polynomial hash of every string (equal strings, equal hashes); None where it does not apply cheaply."
+def _hash64(a, step: int = 1 << 16) -> np.ndarray | None:
+    "A 64-bit hash of every string, eight bytes at a time (equal strings, equal hashes); None for strings over 256 bytes."
+    # Each string is read as ceil(len / 8) unaligned 64-bit words straight from Arrow's data buffer (a view with a
+    # 1-byte stride), the bytes past its end masked off: temporaries of n words per pass instead of n × length
+    # (hashing byte by byte cost 7 ms per 50,000 doc ids and peaks of 40 MB; this, 1 ms and a few MB).
     if isinstance(a, pa.ChunkedArray): a = _one_chunk(a)
     if a.null_count or not (pa.types.is_string(a.type) or pa.types.is_large_string(a.type)): return None
     n = len(a)
     if n == 0: return np.zeros(0, np.uint64)
     off = np.frombuffer(a.buffers()[1], np.int64 if pa.types.is_large_string(a.type) else np.int32)[a.offset:a.offset + n + 1]
-    lens = np.diff(off)
-    if lens.min() < 1 or lens.max() > 256: return None
-    data = np.frombuffer(a.buffers()[2], np.uint8)
-    L = int(lens.max())
-    pw = _POW.get(L)
-    if pw is None:
-        pw = _POW[L] = np.cumprod(np.r_[np.uint64(1), np.full(L - 1, np.uint64(0x100000001B3), np.uint64)], dtype=np.uint64)
+    if int((off[1:] - off[:-1]).max()) > 256: return None
+    data = np.frombuffer(a.buffers()[2], np.uint8) if a.buffers()[2] is not None else np.zeros(0, np.uint8)
     out = np.empty(n, np.uint64)
     for i in range(0, n, step):                 # blocks of rows: temporaries of a few MB
         o = off[i:min(n, i + step) + 1]
-        seg, st, ln = data[o[0]:o[-1]], (o[:-1] - o[0]).astype(np.int64), np.diff(o)
-        v = seg.astype(np.uint64) * pw[np.arange(len(seg), dtype=np.int64) - np.repeat(st, ln)]
-        out[i:i + len(ln)] = np.add.reduceat(v, st) ^ (ln.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+        m = int(o[-1] - o[0])
+        buf = np.zeros(m + 16, np.uint8)        # the block's bytes, zero-padded so that every 8-byte read stays inside
+        buf[:m] = data[o[0]:o[-1]]
+        words = np.ndarray((m + 9,), np.uint64, buf, 0, (1,))     # the 8 bytes starting at every byte offset
+        st, ln = (o[:-1] - o[0]).astype(np.intp), np.diff(o)
+        h = ln.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        for w in range((int(ln.max()) + 7) // 8):
+            # a round per word of the string itself: a string's hash must not depend on its neighbours' lengths
+            r = None if int(ln.min()) > 8 * w else np.flatnonzero(ln > 8 * w)
+            v = words[st + 8 * w if r is None else st[r] + 8 * w]
+            v &= _MASKS[np.minimum(ln - 8 * w if r is None else ln[r] - 8 * w, 8)]
+            x = h if r is None else h[r]
+            x ^= v
+            x *= np.uint64(0xBF58476D1CE4E5B9)
+            x ^= x >> np.uint64(31)
+            if r is not None: h[r] = x
+        out[i:i + len(ln)] = h
     return out
 
 def _maybe_duplicates(cols) -> bool:
@@ -448,6 +475,7 @@ def read_runs(paths,                     # a list of run files, a directory or a
                 raise ValueError(f"{' and '.join(where)}: system {row.system!r}, query {row['query']!r}, doc {row.doc!r} "
                                  "appears in more than one file; pass duplicates='first' to keep the first")
             df = df[~df.duplicated(["system", "query", "doc"])].reset_index(drop=True)
+    _trim()
     return _mark_unique(df)
 
 # %% ../nbs/00_trec.ipynb #ef1e7889
@@ -470,7 +498,9 @@ def read_qrels(path,                  # a TREC qrels file, plain or gzip
     if len(out): raise TrecFormatError(path, int(_line_numbers(data)[out[0]]), _GRADE_RANGE.format(int(grade[out[0]])))
     df = pd.DataFrame({"query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(), "grade": grade})
     if subtopics: df.insert(1, "subtopic", tbl.column("iter").to_pandas())
-    return _check_qrels(df, path, lambda: _line_numbers(data))
+    df = _check_qrels(df, path, lambda: _line_numbers(data))
+    _trim()
+    return df
 
 def _check_qrels(df: pd.DataFrame, path="qrels", lines_fn=lambda: None) -> pd.DataFrame:
     keys = ["query", "subtopic", "doc"] if "subtopic" in df.columns else ["query", "doc"]
@@ -595,10 +625,16 @@ def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {do
 # %% ../nbs/00_trec.ipynb #936b4342
 def _f32_desc_key(scores: np.ndarray) -> np.ndarray:
     "uint32 keys whose ascending order is float32 score descending (-0.0 equals 0.0)."
-    f = np.asarray(scores, dtype=np.float32) + np.float32(0)
-    b = f.view(np.uint32)
-    asc = np.where(b & np.uint32(0x80000000), ~b, b | np.uint32(0x80000000))
-    return ~asc
+    f = np.array(scores, dtype=np.float32)      # a copy, made in place below
+    f += np.float32(0)                          # -0.0 becomes 0.0
+    b = f.view(np.int32)
+    # descending order of IEEE floats as unsigned integers: a negative float's bits as they are, a positive one's
+    # with every bit but the sign flipped (four in-place passes; the version with np.where took 8× longer)
+    t = b >> 31
+    np.invert(t, out=t)
+    t &= np.int32(0x7FFFFFFF)
+    t ^= b
+    return t.view(np.uint32)
 
 def _encoded(arr) -> tuple[pa.Array, np.ndarray]:
     "Dictionary encoding of a string array, chunked or not, without concatenating its chunks: (dictionary, indices)."
@@ -609,11 +645,11 @@ def _encoded(arr) -> tuple[pa.Array, np.ndarray]:
     enc = pc.dictionary_encode(arr.chunk(0) if isinstance(arr, pa.ChunkedArray) else arr, memory_pool=_POOL)
     return enc.dictionary, enc.indices.to_numpy(zero_copy_only=False)
 
-def _sorted_values(arr) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_values(arr, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
     "The distinct values of a string array sorted (byte-wise, as UTF-8 sorts) and each entry's index among them."
     dictionary, idx = _encoded(arr)
     order = pc.array_sort_indices(dictionary).to_numpy()       # Arrow sorts strings byte-wise
-    rank = np.empty(len(order), np.int64)
+    rank = np.empty(len(order), dtype if len(order) < 2 ** 31 else np.int64)
     rank[order] = np.arange(len(order))
     values = np.array(dictionary.take(pa.array(order, pa.int64())).to_pylist(), dtype=object)
     return values, rank[idx]
@@ -732,9 +768,16 @@ def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
     n = len(sa)
     score = runs["score"].to_numpy()
     ftype = np.float32 if score_dtype == "float32" else np.float64
-    bstart = _block_starts(sa, qa)
+    # run-length blocks of (system, query): the union of each column's blocks. The query column first: where its
+    # blocks alone are too many, the rows are shuffled whatever the systems do (and the system column is then coded
+    # from its own blocks, found once)
+    qstart = _run_starts(qa)
+    if 4 * len(qstart) > n and score_dtype == "float32":
+        return _lists_shuffled(runs, sa, qa, score, qstart=qstart)
+    sstart = _run_starts(sa)
+    bstart = np.union1d(sstart, qstart)
     if 4 * len(bstart) > n and score_dtype == "float32":
-        return _lists_shuffled(runs, sa, qa, score)
+        return _lists_shuffled(runs, sa, qa, score, qstart=qstart, sstart=sstart)
     systems, bsys = _sorted_values(_take(sa, bstart))
     queries, bq = _sorted_values(_take(qa, bstart))
     nq = max(len(queries), 1)
@@ -763,12 +806,23 @@ def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
     if perm is not None: perm[pos] = rows
     return _Lists(perm, starts, lens, lsys, lq, systems, queries, pos, rows, n)
 
-def _sorted_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
-    "Sorted distinct values of a string column and each row's index among them: run-length blocks, or hashing."
+def _run_starts(col: pa.ChunkedArray) -> np.ndarray:
+    "First row of every run-length block of one string column."
     n = len(col)
-    starts = _block_starts(col, col)
-    if 4 * len(starts) > n: return _sorted_values(col)
-    values, bc = _sorted_values(_take(col, starts))
+    if n < 2: return np.zeros(n, np.int64)
+    ch = pc.not_equal(col.slice(1), col.slice(0, n - 1), memory_pool=_POOL)
+    out, at = [np.zeros(1, np.int64)], 1
+    for c in ch.chunks:
+        out.append(np.flatnonzero(c.to_numpy(zero_copy_only=False)) + at)
+        at += len(c)
+    return np.concatenate(out)
+
+def _sorted_codes(col: pa.ChunkedArray, starts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    "Sorted distinct values of a string column and each row's index among them (int32): run-length blocks, or hashing."
+    n = len(col)
+    if starts is None: starts = _run_starts(col)
+    if 4 * len(starts) > n: return _sorted_values(col, np.int32)
+    values, bc = _sorted_values(_take(col, starts), np.int32)
     return values, np.repeat(bc, np.diff(np.r_[starts, n]))
 
 def _sorted_dict(col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
@@ -781,13 +835,16 @@ def _sorted_dict(col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
 
 _KEY_BITS = 64
 
-def _lists_shuffled(runs: pd.DataFrame, sa, qa, score: np.ndarray) -> _Lists:
+def _lists_shuffled(runs: pd.DataFrame, sa, qa, score: np.ndarray, qstart=None, sstart=None) -> _Lists:
     "Rows in any order (lists not in blocks): codes by hashing, and one sort of packed integers (list, score, doc)."
     n = len(sa)
-    systems, scode = _sorted_codes(sa)
-    queries, qcode = _sorted_codes(qa)
+    systems, scode = _sorted_codes(sa, sstart)
+    queries, qcode = _sorted_codes(qa, qstart)
     nq = max(len(queries), 1)
-    grp = scode * nq + qcode
+    # the list of each row, as int32 where the (system, query) pairs allow (4 bytes a row less at the peak)
+    grp = scode.astype(np.int32 if len(systems) * nq < 2 ** 31 else np.int64, copy=False)
+    grp *= nq
+    grp += qcode
     del scode, qcode
     # order-preserving doc codes: the distinct doc ids are sorted once, so a tie needs no string comparison
     dvals, drank = _sorted_dict(_chunked(runs["doc"]))
@@ -920,9 +977,15 @@ def _check_unique(runs: pd.DataFrame, L: _Lists):
 
 def _judged_codes(da: pa.ChunkedArray, vs: pa.Array, a: int, b: int) -> np.ndarray:
     "Index among the judged documents `vs` of the doc ids in rows a..b (`UNJUDGED` if not judged), int32."
-    if b <= a: return np.zeros(0, np.int32)
-    return pc.coalesce(pc.index_in(da.slice(a, b - a), value_set=vs, memory_pool=_POOL),
-                       pa.scalar(UNJUDGED, pa.int32()), memory_pool=_POOL).to_numpy()     # (read-only)
+    # One lookup over all the rows: Arrow builds a hash table of the value set on every call (0.05 s for 250,000
+    # judged documents), so calling it block by block cost more than the lookups themselves.
+    out = np.empty(max(b - a, 0), np.int32)
+    if b <= a: return out
+    at = 0
+    for c in pc.index_in(da.slice(a, b - a), value_set=vs, memory_pool=_POOL).chunks:
+        out[at:at + len(c)] = pc.fill_null(c, pa.scalar(UNJUDGED, pa.int32())).to_numpy()
+        at += len(c)
+    return out
 
 _CELL_BYTES = 4 + 2 + 8     # one ranked position in the dense arrays: doc code, grade, score
 
@@ -989,8 +1052,7 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
     da = _chunked(runs["doc"])
     vs = pa.array(judged, type=da.type)
     score = runs["score"].to_numpy()
-    if L.in_place: dc_all = None
-    elif L.doc_values is not None:      # each distinct doc id matched once, then spread to the rows by integer code
+    if L.doc_values is not None:      # each distinct doc id matched once, then spread to the rows by integer code
         per_value = _judged_codes(pa.chunked_array([L.doc_values]), pa.array(judged, type=L.doc_values.type), 0,
                                   len(L.doc_values))
         dc_all = per_value[L.doc_rank] if len(per_value) else np.zeros(0, np.int32)
@@ -1005,7 +1067,7 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
         if D == 0 or not kp.any(): continue
         a, b = int(L.starts[l0]), int(L.starts[l1 - 1] + L.lens[l1 - 1])
         if L.in_place:                        # rows already in order but for the tie groups (moved below)
-            dc, sc = _judged_codes(da, vs, a, b), score[a:b]
+            dc, sc = dc_all[a:b], score[a:b]
         else:
             r = L.perm[a:b]
             dc, sc = dc_all[r], score[r]
@@ -1033,6 +1095,7 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
             for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[dst] = v[src]
     c = Campaign(L.systems, topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
                  lengths, judged, q, score_dtype, None)
+    if not L.in_place: L.tie_pos = L.tie_rows = L.tie_pos[:0].copy()   # the permutation says it all: kept lists, less memory
     return c, L
 
 def _ordered_fn(runs: pd.DataFrame, L: _Lists, depth: int | None):
@@ -1142,6 +1205,7 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     if isinstance(runs, Campaign):
         if qrels is not None and not isinstance(qrels, Campaign):
             raise ValueError("got a Campaign and qrels: a Campaign already holds its qrels")
+        if runs.docs.size >= 1 << 20: _trim()   # a measure starts here: the last one's freed temporaries go back first
         return runs.truncate(depth)
     if qrels is None: raise ValueError("qrels are required unless a Campaign is given")
     depth = None if depth is None else int(depth)
@@ -1156,7 +1220,9 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
         _check_qrels_frame(qrels)       # (a conflicting or repeated judgment is found while coding it)
         if "subtopic" in qrels.columns: qrels = _check_qrels(qrels, "qrels")
     else: qrels = as_qrels(qrels)
+    _trim()                         # the reading's garbage first, then the encoding's
     c, L = _encode(runs, qrels, score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
+    _trim()
     if runs is given[0] and qrels is given[1]: _cache_put(runs, qrels, opts, c, L)   # frames used as they are
     return replace(c, runs_fn=_ordered_fn(runs, L, depth) if keep_runs else None)
 

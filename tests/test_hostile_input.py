@@ -331,3 +331,26 @@ def test_hashed_duplicate_check_never_misses_a_repeat():
         for typ in (pa.string(), pa.large_string()):
             got = _maybe_duplicates([pa.array(q, typ), pa.array(d, typ)])
             assert got == truth       # never a missed repeat (and, with 64-bit hashes on 60 rows, no collision)
+
+
+def test_word_hash_equal_exactly_where_strings_are():
+    "The 8-bytes-at-a-time hash: equal strings give equal hashes, and distinct ones (lengths across word boundaries, "
+    "shared prefixes, trailing NUL bytes, multi-byte UTF-8, sliced arrays, several blocks) distinct hashes."
+    import pyarrow as pa
+    from irinnov.trec import _hash64
+    rng = np.random.default_rng(11)
+    base = ["", "a", "a\x00", "a\x00\x00", "ab", "abcdefgh", "abcdefgh\x00", "abcdefghi", "abcdefgi", "€", "€€€",
+            "doc00012345", "doc00012346", "x" * 255, "x" * 256, "x" * 254 + "y"]
+    base += ["".join(rng.choice(list("ab€\x00z"), int(rng.integers(0, 40)))) for _ in range(300)]
+    vals = [base[i] for i in rng.integers(0, len(base), 2000)]
+    for typ in (pa.string(), pa.large_string()):
+        arr = pa.array(["pad"] * 7 + vals, typ).slice(7)        # a non-zero array offset
+        for step in (1 << 16, 5):                               # one block, many blocks
+            h = _hash64(arr, step=step)
+            assert h is not None and len(h) == len(vals)
+            by_value = {}
+            for v, x in zip(vals, h.tolist()): by_value.setdefault(v, set()).add(x)
+            assert all(len(s) == 1 for s in by_value.values())          # equal strings, one hash
+            assert len({next(iter(s)) for s in by_value.values()}) == len(by_value)   # distinct strings, distinct hashes
+    assert _hash64(pa.array(["x" * 257])) is None               # longer strings: left to dictionary codes
+    assert len(_hash64(pa.array([], pa.string()))) == 0
