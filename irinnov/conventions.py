@@ -46,8 +46,10 @@ def _is_int(x) -> bool: return isinstance(x, (int, np.integer)) and not isinstan
 def check_threshold(threshold,                  # the relevance level: grade ≥ threshold is relevant
                     *, arg: str = "threshold"   # the argument's name in the error
                    ) -> int:
-    "An integer relevance level, any sign (trec_eval's `-l`: the Web track's grades run from -2 to 4)."
+    "An integer relevance level ≥ 0, as trec_eval's `-l` (0: every judged document of grade ≥ 0 is relevant)."
     if not _is_int(threshold): raise TypeError(f"{arg}: an integer grade is expected, got {threshold!r}")
+    if threshold < 0:        # trec_eval counts relevance levels from 0: a negative level has no trec_eval meaning
+        raise ValueError(f"{arg}: a relevance level is ≥ 0 (as trec_eval's -l), got {threshold}")
     return int(threshold)
 
 def check_cutoff(k,                          # a measure's cut-off

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .conventions import QrelsLike, RunsLike, check_cutoff
+from .conventions import QrelsLike, RunsLike, check_cutoff, check_threshold
 from .trec import (Campaign, prepare, system_name, TrecFormatError, _line_numbers, _read_columns, _RUN_NAMES,
                           _RUN_TYPES)
 
@@ -47,8 +47,7 @@ def subtopic_judgments(c: Campaign, # a campaign prepared with subtopic qrels
     q = c.qrels
     if "subtopic" not in q.columns:
         raise ValueError("diversity measures need subtopic qrels: read them with read_qrels(path, subtopics=True)")
-    if isinstance(threshold, bool) or int(threshold) != threshold or threshold < 1:
-        raise ValueError(f"threshold must be an integer ≥ 1, not {threshold!r}")
+    threshold = check_threshold(threshold)
     t, d = q["topic_idx"].to_numpy(np.int64), q["doc_code"].to_numpy(np.int64)
     names = _subtopic_order(q["subtopic"].astype(str))
     code = pd.Index(names).get_indexer(q["subtopic"].astype(str))

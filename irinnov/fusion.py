@@ -146,7 +146,7 @@ def naive_bound(runs: RunsLike, # a runs frame, or a Campaign holding the input 
                 norm: str = "minmax", # score normalisation of the CombSUM tie-break
                ) -> pd.DataFrame:
     "Montague's Naive upper bound: the union sorted by relevance level, then CombSUM, then doc id descending."
-    if threshold < 1: raise ValueError(f"threshold must be ≥ 1, not {threshold}")
+    threshold = check_threshold(threshold)
     f = combsum(runs, systems=systems, depth=depth, norm=norm, name=name)
     q = as_qrels(qrels).groupby(["query", "doc"], as_index=False)["grade"].max()
     g = q["grade"].to_numpy()
@@ -190,7 +190,7 @@ def _bound_order(pos: np.ndarray, level: np.ndarray, rule: str) -> list:
 
 def _levels(qrels, graded: bool, threshold: int) -> pd.Series:
     "Relevance level per (query, doc): the grade (graded) or 1/0, grades below threshold as 0."
-    if threshold < 1: raise ValueError(f"threshold must be ≥ 1, not {threshold}")
+    threshold = check_threshold(threshold)
     q = as_qrels(qrels).groupby(["query", "doc"])["grade"].max()
     g = q.to_numpy()
     return pd.Series(np.where(g >= threshold, g, 0) if graded else (g >= threshold).astype(np.int64), index=q.index)

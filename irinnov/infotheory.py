@@ -136,7 +136,7 @@ def _oriented_pairs(levels: np.ndarray) -> tuple:
 class _Space:
     "Per (campaign, depth, graded, threshold): levels, truncated lists, RIC counts and retained ranks, built once."
     def __init__(self, c: Campaign, depth, graded: bool, threshold: int):
-        if threshold < 1: raise ValueError(f"threshold must be ≥ 1, not {threshold}")
+        threshold = check_threshold(threshold)
         c = c.truncate(depth)
         S, Q, D = c.docs.shape
         tq, code, g = c.judged_grades()

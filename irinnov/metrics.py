@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .conventions import QrelsLike, RunsLike, campaign_of
+from .conventions import QrelsLike, RunsLike, campaign_of, check_threshold
 from .trec import NO_GRADE, Campaign, prepare, read_qrels, read_runs
 
 # %% auto #0
@@ -22,9 +22,8 @@ __all__ = ['MIN_GEO_MEAN', 'INFAP_EPSILON', 'GDEVAL_MAX_GRADE', 'precision', 're
 
 # %% ../nbs/02_metrics.ipynb #acdcfa78
 def _check_threshold(threshold) -> int:
-    if isinstance(threshold, bool) or int(threshold) != threshold or threshold < 1:
-        raise ValueError(f"threshold must be an integer ≥ 1, not {threshold!r}")
-    return int(threshold)
+    "The relevance level, checked as everywhere in irinnov (an integer ≥ 0, trec_eval's -l)."
+    return check_threshold(threshold)
 
 def _check_k(k, what: str = "k") -> int:
     if k is None or isinstance(k, bool) or int(k) != k or k < 1:

@@ -44,7 +44,7 @@ def test_errors_and_depth():
     with pytest.raises(ValueError, match="empty"):
         combmnz(F, systems=[])
     with pytest.raises(ValueError, match="threshold"):
-        naive_bound(F, QRELS, threshold=0)
+        naive_bound(F, QRELS, threshold=-1)
     # depth=1 keeps each input's top document: a (F1), x (F2), b (F3), each normalised to 1 (max = min)
     assert sorted(combsum(F, depth=1).doc) == ["a", "b", "x"] and set(combsum(F, depth=1).score) == {1.0}
 

@@ -265,7 +265,7 @@ def test_ric_properties():
     assert ric(noisy, qrels, depth=5).iloc[0, 0] == pytest.approx(
         ric(lists_to_runs({"A": {"q": ["n1", "r2", "r1"]}}), qrels).iloc[0, 0], abs=1e-15)
     with pytest.raises(ValueError, match="threshold"):
-        ric(base, qrels, threshold=0)
+        ric(base, qrels, threshold=-1)
 
 
 @ONE_LEVEL

@@ -172,7 +172,9 @@ def test_evaluate_matches_functions():
 def test_bad_arguments():
     runs, qrels = campaign(0)
     with pytest.raises(ValueError, match="k must"): M.precision(runs, qrels, k=0)
-    with pytest.raises(ValueError, match="threshold must"): M.average_precision(runs, qrels, threshold=0.5)
+    with pytest.raises(TypeError, match="threshold"): M.average_precision(runs, qrels, threshold=0.5)
+    with pytest.raises(ValueError, match="≥ 0"): M.average_precision(runs, qrels, threshold=-1)
+    assert M.average_precision(runs, qrels, threshold=0).shape[0] > 0      # level 0, as trec_eval -l0 (Web 2012 parity)
     with pytest.raises(ValueError, match="p must"): M.rbp(runs, qrels, p=0)
     with pytest.raises(ValueError, match="qrels are required"): M.ndcg(runs)
     with pytest.raises(ValueError, match="unknown measure"): M.evaluate(runs, qrels, measures=["ERRR@10"])

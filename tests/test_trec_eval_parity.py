@@ -169,7 +169,7 @@ def test_trec_covid_round1(binaries, tmp_path):
     assert cases == 2 * 143
 
 
-@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize("level", [1, 2, 0])     # the Web track grades -2..4: at level 0 judged non-relevant documents count
 def test_web2012(binaries, tmp_path, level):
     ds = load("web2012")
     cases, compared, bad = parity(binaries, ds.runs, ds.qrels, tmp_path, [[f"-l{level}"], ["-c", f"-l{level}"]])
