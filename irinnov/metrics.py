@@ -118,7 +118,7 @@ def rbp(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         *,
         p: float = 0.8, # the persistence: the chance the user goes on to the next rank
         threshold: int = 1, # the lowest relevant grade (binary gains)
-        graded: bool = False, # gain = grade / the topic's maximum grade instead of 0/1
+        graded: bool = False, # gain = grade / the qrels' highest grade instead of 0/1
        ) -> pd.DataFrame:
     "Rank-biased precision (Moffat & Zobel 2008), (1-p) Σ rel(r) p^(r-1), binary (or grade/max grade), no residual."
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)

@@ -372,8 +372,8 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                     k: int = 100, # the cut-off of the default measures
                     alphas=(0.5, 1), # the rareness weights α of the default measures
                     pad_to="depth", # ASL's common ranking length ("depth": the campaign's; None: each list's own)
-                    mc4: bool = True, # add the rank-aggregation (MC4) ordering
-                    reference: str | None = None, # the reference measure (default: AP, or the official one)
+                    mc4: bool = True, # RPP's preferences also aggregated into an MC4 ordering (RPP(MC4))
+                    reference: str | None = None, # the reference measure (default: the first official one, else AP)
                     official=None, # the organisers' measures (a list, or a dataset name for `official_measures`)
                     tests=TESTS, # the significance tests
                     alpha: float = 0.05, # the significance level
@@ -807,7 +807,7 @@ def write_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                  meta: pd.DataFrame | None = None, # one row per system (team, pooled, ...)
                  title: str | None = None, # the page's title
                  hue: str | None = None, # a meta column colouring the runs in the figures
-                 low_judged: float = 0.7, # flag the topics whose Judged@10 is below this
+                 low_judged: float = 0.7, # caveat: rising runs whose Judged@10 is below this
                  formats: str = "csv+parquet", # the table formats: "csv", "parquet" or "csv+parquet"
                  **kw, # `campaign_report`'s options
                 ) -> Path:
