@@ -32,7 +32,8 @@ class _Parser(argparse.ArgumentParser):
 def _one_line(msg) -> str:
     return " ".join(str(msg).split())
 
-def run_paths(args) -> list:
+def run_paths(args, # RUN arguments: files, directories, globs
+             ) -> list:
     "Expand RUN arguments (files, directories, globs) into run files, in order, each once."
     from irinnov.trec import _run_files           # (imported here: `irinnov --help` stays light)
     out = []
@@ -62,7 +63,8 @@ def _fmt(v: float, integer: bool = False) -> str:
     return "0.0000" if s == "-0.0000" else s
 
 # %% ../nbs/30_cli.ipynb #00e64b10
-def split_measures(tokens) -> list:
+def split_measures(tokens, # the `-m` arguments
+                  ) -> list:
     "Measure names from `-m` arguments: repeated, comma- or space-separated (`map,P.10`, `'AP P@10'`); the commas of a name's own parameters (`P.5,10`, `RBP(p=0.5,graded)`) stay."
     out = []
     for word in (w for t in tokens for w in str(t).split()):
@@ -149,7 +151,8 @@ def _innovation_records(tables: dict, per_query: bool) -> "pd.DataFrame":
                                    "value": np.ascontiguousarray(t.to_numpy(dtype=float)).mean(axis=1), "integer": False, "_o": 1}))
     return pd.concat(parts, ignore_index=True) if parts else None
 
-def evaluate_command(args) -> int:
+def evaluate_command(args, # the parsed command line
+                    ) -> int:
     "`irinnov evaluate`: trec_eval's output for every run, classic measures as trec_eval computes them."
     if getattr(args, "against", None):
         from irinnov.report import against_command
@@ -223,7 +226,8 @@ def _check_dataset(name: str):
     return datasets.REGISTRY[name]
 
 # %% ../nbs/30_cli.ipynb #31884009
-def datasets_command(args) -> int:
+def datasets_command(args, # the parsed command line
+                    ) -> int:
     "`irinnov datasets list|fetch NAME|verify NAME`."
     from irinnov import datasets
     if args.action == "list":
@@ -321,7 +325,8 @@ def _error(exc: BaseException) -> str:
     if isinstance(exc, KeyError) and exc.args: return str(exc.args[0])
     return str(exc) or type(exc).__name__
 
-def main(argv=None) -> int:
+def main(argv=None, # the arguments (default: sys.argv[1:])
+        ) -> int:
     "The `irinnov` command: `evaluate`, `report`, `datasets`; returns the exit code (errors: one line on stderr)."
     argv = sys.argv[1:] if argv is None else list(argv)
     try:

@@ -1370,7 +1370,8 @@ _NIST_HELP = ("{label} is distributed by NIST to registered users only (https://
               "call load({name!r}, path=DIR), or set IRINNOV_NIST so that $IRINNOV_NIST/{name} is that DIR (an offline "
               "mirror's nist/{name} is also looked at)")
 
-def read_runs_table(path) -> pd.DataFrame:
+def read_runs_table(path, # the runs_table file
+                   ) -> pd.DataFrame:
     "Read NIST's colon-separated `runs_table.<track>` (run:group:...:track:...:...:task) into a frame indexed by run."
     rows = []
     for i, line in enumerate(Path(path).read_text(errors="replace").splitlines(), 1):

@@ -50,19 +50,34 @@ def _per(num: np.ndarray, den) -> np.ndarray:
     return np.divide(num, den, out=np.zeros(np.shape(num)), where=den > 0)
 
 # %% ../nbs/02_metrics.ipynb #a4a6349c
-def precision(runs: RunsLike, qrels: QrelsLike = None, *, k: int = 10, threshold: int = 1) -> pd.DataFrame:
+def precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+              qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+              *,
+              k: int = 10, # the cut-off
+              threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+             ) -> pd.DataFrame:
     "Precision at k (trec_eval `P_k`): relevant documents in the top k, divided by k."
     c, k, threshold = prepare(runs, qrels), _check_k(k), _check_threshold(threshold)
     return c.score_table(_top(c, k, threshold).sum(2) / k, _name("P", threshold, k), all_topics=True)
 
-def recall(runs: RunsLike, qrels: QrelsLike = None, *, k: int = 1000, threshold: int = 1) -> pd.DataFrame:
+def recall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+           qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+           *,
+           k: int = 1000, # the cut-off
+           threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+          ) -> pd.DataFrame:
     "Recall at k (trec_eval `recall_k`): relevant documents in the top k over all R relevant documents."
     c, k, threshold = prepare(runs, qrels), _check_k(k), _check_threshold(threshold)
     return c.score_table(_per(_top(c, k, threshold).sum(2), c.n_relevant(threshold)), _name("R", threshold, k),
                          all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #9d5fcf8f
-def average_precision(runs: RunsLike, qrels: QrelsLike = None, *, depth: int | None = None, threshold: int = 1) -> pd.DataFrame:
+def average_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                      qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                      *,
+                      depth: int | None = None, # the top documents of each list (trec_eval's -M; None: whole lists)
+                      threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+                     ) -> pd.DataFrame:
     "Average precision (trec_eval `map`; `depth=k` is `map_cut_k`, i.e. `-M k`): divided by all R relevant docs."
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)
     if depth is not None: depth = _check_k(depth, "depth")
@@ -72,14 +87,22 @@ def average_precision(runs: RunsLike, qrels: QrelsLike = None, *, depth: int | N
     return c.score_table(ap, _name("AP", threshold, depth), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #0c5d5b0f
-def reciprocal_rank(runs: RunsLike, qrels: QrelsLike = None, *, threshold: int = 1) -> pd.DataFrame:
+def reciprocal_rank(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                    qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                    *,
+                    threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+                   ) -> pd.DataFrame:
     "Reciprocal rank of the first relevant document (trec_eval `recip_rank`); 0 if none is retrieved."
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)
     rel = c.grades >= threshold
     rr = np.where(rel.any(2), 1.0 / (rel.argmax(2) + 1), 0.0)
     return c.score_table(rr, _name("RR", threshold), all_topics=True)
 
-def r_precision(runs: RunsLike, qrels: QrelsLike = None, *, threshold: int = 1) -> pd.DataFrame:
+def r_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                *,
+                threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+               ) -> pd.DataFrame:
     "R-precision (trec_eval `Rprec`): precision at rank R, the topic's number of relevant documents."
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)
     R = c.n_relevant(threshold)
@@ -89,7 +112,13 @@ def r_precision(runs: RunsLike, qrels: QrelsLike = None, *, threshold: int = 1) 
     return c.score_table(_per(np.take_along_axis(cum, at, 2)[:, :, 0], R), _name("R-prec", threshold), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #41bef163
-def rbp(runs: RunsLike, qrels: QrelsLike = None, *, p: float = 0.8, threshold: int = 1, graded: bool = False) -> pd.DataFrame:
+def rbp(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+        qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+        *,
+        p: float = 0.8, # the persistence: the chance the user goes on to the next rank
+        threshold: int = 1, # the lowest relevant grade (binary gains)
+        graded: bool = False, # gain = grade / the qrels' highest grade instead of 0/1
+       ) -> pd.DataFrame:
     "Rank-biased precision (Moffat & Zobel 2008), (1-p) Σ rel(r) p^(r-1), binary (or grade/max grade), no residual."
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)
     if not 0 < p < 1: raise ValueError(f"p must be in (0, 1), not {p!r}")
@@ -116,7 +145,11 @@ def _ideal_gains(c: Campaign, depth: int) -> np.ndarray:
     out[t[m], pos[m]] = g[m]
     return out
 
-def ndcg(runs: RunsLike, qrels: QrelsLike = None, *, k: int | None = None) -> pd.DataFrame:
+def ndcg(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+         qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+         *,
+         k: int | None = None, # the cut-off (None: whole lists)
+        ) -> pd.DataFrame:
     "nDCG (trec_eval `ndcg`; with k, `ndcg_cut_k`): gain = grade (≤ 0: none), discount 1/log2(rank+1)."
     c = prepare(runs, qrels)
     if k is not None: k = _check_k(k)
@@ -130,7 +163,11 @@ def ndcg(runs: RunsLike, qrels: QrelsLike = None, *, k: int | None = None) -> pd
     return c.score_table(_per(dcg, idcg), "nDCG" + (f"@{k}" if k is not None else ""), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #baa5bd3e
-def bpref(runs: RunsLike, qrels: QrelsLike = None, *, threshold: int = 1) -> pd.DataFrame:
+def bpref(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+          qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+          *,
+          threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+         ) -> pd.DataFrame:
     "bpref (Buckley & Voorhees 2004) as trec_eval computes it: judged documents only, min(N, R) normaliser."
     c, threshold = prepare(runs, qrels), _check_threshold(threshold)
     t, _, g = c.judged_grades()
@@ -490,8 +527,16 @@ def summarize(specs: list, # MeasureSpec entries
     sums.columns.name = "measure"
     return sums
 
-def evaluate(runs: RunsLike, qrels: QrelsLike = None, measures=("AP", "P@10", "nDCG@10", "RR", "bpref"), *,
-             per_topic: bool = False, complete: bool = True, threshold: int = 1, depth: int | None = None, trec_eval_version="9") -> pd.DataFrame:
+def evaluate(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+             qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+             measures=("AP", "P@10", "nDCG@10", "RR", "bpref"), # measure names, trec_eval's names and sets (`expand_measures`)
+             *,
+             per_topic: bool = False, # a (system, topic) row per topic trec_eval lists instead of the means
+             complete: bool = True, # average over every qrels topic (trec_eval -c)
+             threshold: int = 1, # the relevance level of a name without `rel=` (trec_eval's -l)
+             depth: int | None = None, # the top documents of each list (trec_eval's -M; None: whole lists)
+             trec_eval_version="9", # '9' (trec_eval 9.0.x) or '10': how trec_eval's measures order tied scores
+            ) -> pd.DataFrame:
     "System values of the named measures, averaged as trec_eval does (with `per_topic=True`: the topics it lists)."
     version = check_trec_eval_version(trec_eval_version)
     qrels, measures = _measures_given_as_qrels(runs, qrels, measures)
@@ -503,9 +548,17 @@ def evaluate(runs: RunsLike, qrels: QrelsLike = None, measures=("AP", "P@10", "n
     out.index.names = ["system", "query"]
     return out[listed.ravel()]
 
-def trec_eval_records(runs: RunsLike, qrels: QrelsLike = None, measures=("official",), *, per_query: bool = False, summary: bool = True,
-                      complete: bool = False, threshold: int = 1, depth: int | None = None,
-                      trec_eval_version="9") -> pd.DataFrame:
+def trec_eval_records(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                      qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                      measures=("official",), # trec_eval's names and sets, or other measure names (`expand_measures`)
+                      *,
+                      per_query: bool = False, # each listed topic's lines (trec_eval -q)
+                      summary: bool = True, # the `all` lines
+                      complete: bool = False, # average over every qrels topic (trec_eval -c)
+                      threshold: int = 1, # the relevance level (trec_eval's -l)
+                      depth: int | None = None, # the top documents of each list (trec_eval's -M; None: whole lists)
+                      trec_eval_version="9", # '9' (trec_eval 9.0.x) or '10': how trec_eval's measures order tied scores
+                     ) -> pd.DataFrame:
     "trec_eval's output as a table (system, measure, query or `all`, value, integer), in trec_eval's order."
     version = check_trec_eval_version(trec_eval_version)
     qrels, measures = _measures_given_as_qrels(runs, qrels, measures)

@@ -102,7 +102,8 @@ def system_ranks(table: pd.DataFrame | pd.Series, # a score table (or its system
 OFFICIAL = {"trec-covid": ("nDCG@10", "P@5", "bpref", "AP", "RBP(p=0.5)"),
             "trec-dl": ("nDCG@10", "AP(rel=2)", "RR(rel=2)")}
 
-def official_measures(dataset: str) -> list:
+def official_measures(dataset: str, # a dataset name (`irinnov.datasets`)
+                     ) -> list:
     "The measures a campaign's organisers published (TREC-COVID: nDCG@10, P@5, bpref, MAP, RBP(p=0.5); DL: nDCG@10, MAP and RR at grade ≥ 2)."
     for prefix, names in OFFICIAL.items():
         if str(dataset).startswith(prefix): return list(names)
@@ -137,8 +138,12 @@ def _group_label(i: int, n: int) -> str:
     if n <= 52: return (string.ascii_lowercase + string.ascii_uppercase)[i]
     return f"g{i + 1}"
 
-def significance_groups(pvalues: pd.DataFrame, means: pd.Series, *, alpha: float = 0.05,
-                        higher_is_better: bool = True) -> pd.DataFrame:
+def significance_groups(pvalues: pd.DataFrame, # systems × systems p-values of one test and measure
+                        means: pd.Series, # each system's mean score
+                        *,
+                        alpha: float = 0.05, # the significance level
+                        higher_is_better: bool = True, # the order of the scores
+                       ) -> pd.DataFrame:
     "Groups of systems no test separates: maximal runs of consecutive systems (in score order) whose every pair has p ≥ alpha."
     oriented = pd.Series(round_significant(means.to_numpy(float) * (1 if higher_is_better else -1)), index=means.index)
     names = oriented.sort_values(ascending=False, kind="stable").index
@@ -165,7 +170,10 @@ def significance_groups(pvalues: pd.DataFrame, means: pd.Series, *, alpha: float
     out.attrs.update(alpha=alpha, n_groups=n, best=best)
     return out.reindex(means.index)
 
-def mean_ci(table: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
+def mean_ci(table: pd.DataFrame, # a score table: systems × topics
+            *,
+            level: float = 0.95, # the confidence level
+           ) -> pd.DataFrame:
     "Each system's mean over topics with a Student-t confidence interval (mean ± t·sd/√n over the n topics)."
     from scipy import stats
     X = table.to_numpy(float)
@@ -175,7 +183,8 @@ def mean_ci(table: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
     return pd.DataFrame({"mean": m, "ci low": m - half, "ci high": m + half}, index=table.index)
 
 # %% ../nbs/20_compare.ipynb #3c5448c5
-def topic_summary(table: pd.DataFrame) -> pd.DataFrame:
+def topic_summary(table: pd.DataFrame, # a score table: systems × topics, with attrs["higher_is_better"]
+                 ) -> pd.DataFrame:
     "Per topic: the spread of the systems' scores (sd, range), how many systems score best, and the winner(s), most separating topic first."
     X = table.to_numpy(float)
     hib = table.attrs.get("higher_is_better", True)
@@ -210,8 +219,14 @@ def team_best(report: "CampaignReport", # a campaign report with a meta table
     return df.sort_values([f"rank {names[0]}" if report.reference not in names else f"rank {report.reference}", "runs"],
                           ascending=[True, False], kind="stable")
 
-def rare_documents(runs, qrels=None, system: str | None = None, *, k: int | None = 100, threshold: int = 1,
-                   max_runs: int | None = None) -> pd.DataFrame:
+def rare_documents(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                   qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                   *,
+                   system: str | None = None, # the system
+                   k: int | None = 100, # the cut-off (None: whole lists)
+                   threshold: int = 1, # the lowest relevant grade
+                   max_runs: int | None = None, # keep the documents at most this many runs retrieved
+                  ) -> pd.DataFrame:
     "The relevant documents a system ranks in its top k, with how many runs of the campaign retrieved each (anywhere in their lists), rarest first."
     c = prepare(runs, qrels)
     S = len(c.systems)
@@ -350,10 +365,27 @@ def _field(runs, qrels, against):
     cols = ["system", "query", "doc", "score"]
     return prepare(pd.concat([field_runs[cols], mine[cols]], ignore_index=True), qrels), new
 
-def campaign_report(runs, qrels=None, measures=None, *, k: int = 100, alphas=(0.5, 1), pad_to="depth",
-                    mc4: bool = True, reference: str | None = None, official=None, tests=TESTS, alpha: float = 0.05,
-                    B: int = 1000, trials: int = 1000, seed: int = 0, meta: pd.DataFrame | None = None,
-                    teams=None, against=None, depth: int | None = None, rel: int = 1) -> CampaignReport:
+def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                    qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                    measures=None, # measure names or specs (default: `default_measures`)
+                    *,
+                    k: int = 100, # the cut-off of the default measures
+                    alphas=(0.5, 1), # the rareness weights α of the default measures
+                    pad_to="depth", # ASL's common ranking length ("depth": the campaign's; None: each list's own)
+                    mc4: bool = True, # RPP's preferences also aggregated into an MC4 ordering (RPP(MC4))
+                    reference: str | None = None, # the reference measure (default: the first official one, else AP)
+                    official=None, # the organisers' measures (a list, or a dataset name for `official_measures`)
+                    tests=TESTS, # the significance tests
+                    alpha: float = 0.05, # the significance level
+                    B: int = 1000, # permutations or bootstrap samples of each test
+                    trials: int = 1000, # random topic splits of the stability measure
+                    seed: int = 0, # the seed of every random draw
+                    meta: pd.DataFrame | None = None, # one row per system (team, pooled, ...)
+                    teams=None, # the meta column naming each run's team (for `team_best`)
+                    against=None, # your runs placed among the campaign's (`against_field`)
+                    depth: int | None = None, # cut every list to its top `depth` first (None: whole lists)
+                    rel: int = 1, # the relevance grade of the measures after the classic ones
+                   ) -> CampaignReport:
     "All measures of a campaign side by side: scores, ranks, agreement (τ, τ_AP), discriminative power, stability, groups, coverage."
     c, new = _field(runs, qrels, against)
     c = c.truncate(depth)
@@ -464,7 +496,10 @@ def plot_rank_shift(report: CampaignReport, # a campaign report
     fig.tight_layout()
     return fig
 
-def plot_agreement(report: CampaignReport, annotate: bool | None = None):
+def plot_agreement(report: CampaignReport, # a campaign report
+                   *,
+                   annotate: bool | None = None, # write the values in the cells (None: up to 12 measures)
+                  ):
     "Heatmaps of Kendall τ-b and τ_AP (row = reference ordering, column = the other) between all measures; values written in the cells up to 12 measures (`annotate`)."
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -480,7 +515,8 @@ def plot_agreement(report: CampaignReport, annotate: bool | None = None):
     fig.tight_layout()
     return fig
 
-def plot_power(report: CampaignReport):
+def plot_power(report: CampaignReport, # a campaign report
+              ):
     "Bars: share of system pairs each test separates (discriminative power) and Buckley–Voorhees stability, per measure."
     import matplotlib.pyplot as plt
     import seaborn as sns
@@ -656,7 +692,8 @@ def _write_table(df: pd.DataFrame, out: Path, stem: str, index: bool = True, for
 LOCK = ".irinnov-report.lock"
 _HELD = set()
 
-def check_output(out_dir) -> Path:
+def check_output(out_dir, # the output folder
+                ) -> Path:
     "Refuse an output folder that cannot be used (a file, not writable, a symlinked lock) before anything is computed; create it."
     out = Path(out_dir)
     if out.exists() and not out.is_dir(): raise NotADirectoryError(20, "not a directory (give a folder for the report)", str(out))
@@ -672,7 +709,8 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 @contextlib.contextmanager
-def claim_output(out_dir):
+def claim_output(out_dir, # the output folder
+                ):
     "Hold the output folder's lock file while a report is computed and written; a second writer fails clearly; a folder this call created is removed again if nothing was written."
     created = not Path(out_dir).exists()
     out = check_output(out_dir)
@@ -762,8 +800,17 @@ def _why_rise(rep: CampaignReport, n: int = 3, docs: int = 10) -> pd.DataFrame:
     cols = ["system", "measures", "query", "doc", "grade", "rank", "runs", "rarity"]
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
 
-def write_report(runs: RunsLike, qrels: QrelsLike = None, *, out_dir="report", meta: pd.DataFrame | None = None,
-                 title: str | None = None, hue: str | None = None, low_judged: float = 0.7, formats: str = "csv+parquet", **kw) -> Path:
+def write_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
+                 qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
+                 *,
+                 out_dir="report", # the output folder
+                 meta: pd.DataFrame | None = None, # one row per system (team, pooled, ...)
+                 title: str | None = None, # the page's title
+                 hue: str | None = None, # a meta column colouring the runs in the figures
+                 low_judged: float = 0.7, # caveat: rising runs whose Judged@10 is below this
+                 formats: str = "csv+parquet", # the table formats: "csv", "parquet" or "csv+parquet"
+                 **kw, # `campaign_report`'s options
+                ) -> Path:
     "Write `report.html` (self-contained: sortable tables, SVG figures) and CSV/Parquet tables into `out_dir` atomically; return the HTML path."
     from irinnov import __version__
     with claim_output(out_dir) as out:
@@ -946,8 +993,19 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     return all_files + ["report.html"]
 
 # %% ../nbs/20_compare.ipynb #59c3afc6
-def against_field(runs, field, qrels=None, measures=None, *, tests=("randomized-tukey",), alpha: float = 0.05,
-                  B: int = 1000, seed: int = 0, depth: int | None = 1000, mirror=None, path=None) -> pd.DataFrame:
+def against_field(runs: RunsLike, # your runs (files, a directory, a glob or a DataFrame)
+                  field, # the campaign: a dataset name, a Campaign, or runs (with `qrels`)
+                  qrels: QrelsLike = None, # the qrels, when `field` is runs
+                  measures=None, # measure names (default: the dataset's official ones)
+                  *,
+                  tests=("randomized-tukey",), # the significance tests
+                  alpha: float = 0.05, # the significance level
+                  B: int = 1000, # permutations or bootstrap samples of each test
+                  seed: int = 0, # the seed of the tests
+                  depth: int | None = 1000, # cut every list to its top `depth` (None: whole lists)
+                  mirror=None, # a local mirror of the dataset's files
+                  path=None, # the dataset's folder (default: the cache)
+                 ) -> pd.DataFrame:
     "Where each of `runs` (yours) would place in a campaign's field (a dataset name, a Campaign or runs with `qrels`): score, rank, group, Judged@k."
     official = None
     if isinstance(field, str):
@@ -982,7 +1040,8 @@ def _positive(v: str) -> int:
     if x < 1: raise argparse.ArgumentTypeError(f"invalid value {v!r}: give a whole number ≥ 1")
     return x
 
-def add_against_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+def add_against_arguments(parser: argparse.ArgumentParser, # the `evaluate` subcommand's parser
+                         ) -> argparse.ArgumentParser:
     "Add `--against DATASET` (and its significance options) to `irinnov evaluate`."
     parser.add_argument("--against", metavar="DATASET", help="place the RUNs in a campaign's field (a dataset of "
                         "'irinnov datasets list'): campaign measures computed with the campaign's runs, the campaign's qrels")
@@ -1006,7 +1065,8 @@ def _placement_text(df: pd.DataFrame, fmt: str) -> str:
     shown["tied with top"] = shown["tied with top"].map({True: "yes", False: "no", None: ""})
     return shown.to_string(index=False) + "\n"
 
-def against_command(args) -> int:
+def against_command(args, # the parsed command line
+                   ) -> int:
     "`irinnov evaluate --against DATASET RUN...`: where each run would have placed in the campaign, under each measure."
     from irinnov.cli import CliError, run_paths
     from irinnov.trec import read_runs
@@ -1019,7 +1079,8 @@ def against_command(args) -> int:
     sys.stdout.write(_placement_text(table, getattr(args, "format", "table")))
     return 0
 
-def add_report_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+def add_report_arguments(parser: argparse.ArgumentParser, # the `report` subcommand's parser
+                        ) -> argparse.ArgumentParser:
     "Add every option of `irinnov report` to `parser` (the `report` subcommand's parser)."
     r = parser
     r.add_argument("files", metavar="QRELS RUN", nargs="*", help="qrels file, then run files, directories or globs "
@@ -1069,7 +1130,8 @@ def _hue(meta) -> str | None:
         if 2 <= meta[c].nunique() <= 8: return c
     return None
 
-def report_command(args) -> int:
+def report_command(args, # the parsed command line
+                  ) -> int:
     "`irinnov report`: the campaign report (HTML, CSV, Parquet) of a dataset, of QRELS and RUN files, or of your runs --against a dataset."
     from irinnov.cli import CliError, run_paths
     from irinnov.trec import read_qrels, read_runs

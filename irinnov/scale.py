@@ -38,7 +38,9 @@ __all__ = ['shard_of', 'shard_campaign', 'dask_client', 'ShardedRuns', 'shard_ru
 # %% ../nbs/40_scale.ipynb #09b90411
 _NO_TOPIC = "\x00irinnov-no-list"     # query id of the placeholder row of a system without lists in a shard
 
-def shard_of(topics, n_shards: int) -> np.ndarray:
+def shard_of(topics, # topic ids
+             n_shards: int, # the number of shards
+            ) -> np.ndarray:
     "Shard of each topic id: CRC-32 of its UTF-8 bytes modulo `n_shards` (the same in every process, on every machine)."
     if isinstance(n_shards, bool) or not isinstance(n_shards, (int, np.integer)) or n_shards < 1:
         raise ValueError(f"n_shards must be an integer ≥ 1, not {n_shards!r}")
@@ -105,7 +107,8 @@ def shard_campaign(pieces: list,          # the shard's Parquet pieces (`Sharded
                    depth: int,            # the whole campaign's depth (its longest list of a qrels topic)
                    *,
                    score_dtype: str = "float32",   # as `prepare`
-                   unique: bool = False) -> Campaign:  # the pieces are known to hold each (system, query, doc) once
+                   unique: bool = False,  # the pieces are known to hold each (system, query, doc) once
+                  ) -> Campaign:
     "The campaign of one shard from its Parquet pieces: every system (none missing), the whole campaign's depth."
     tbl = pa.concat_tables([pq.read_table(p) for p in pieces]) if pieces else None
     cols = {c: (tbl.column(c).to_pandas() if tbl is not None else pd.Series([], dtype=float if c == "score" else str))
@@ -207,7 +210,8 @@ def shard_runs(runs: RunsLike,           # run files (list, directory or glob), 
                tag: bool = False,        # system names from the tag column instead of the file names
                duplicates: str = "error",     # or "first", as `read_runs`
                score_dtype: str = "float32",  # as `prepare`
-               progress: bool = False) -> ShardedRuns:  # Dask's progress bar while the files are read
+               progress: bool = False,  # Dask's progress bar while the files are read
+              ) -> ShardedRuns:
     "The shuffle: read the run files in parallel Dask tasks and write each row to the shard of its topic."
     qrels = _as_qrels(qrels)
     topics = pd.unique(qrels["query"].astype(str))
@@ -286,7 +290,8 @@ def evaluate_sharded(runs: RunsLike,      # run files (list, directory or glob),
                      n_shards: int | None = None,   # topic shards (default: `shard_runs`'s)
                      work_dir=None,       # where the shards' Parquet pieces go (removed afterwards)
                      score_dtype: str = "float32",  # as `prepare`
-                     progress: bool = False) -> dict:   # Dask's progress bars
+                     progress: bool = False,   # Dask's progress bars
+                    ) -> dict:
     "Score tables `{measure: systems × topics}` computed shard by shard on Dask: the same tables one process computes."
     specs = [parse_measure(m) for m in ([measures] if isinstance(measures, str) else measures)]   # name errors first
     sr = shard_runs(runs, qrels, client=client, n_shards=n_shards, work_dir=work_dir, tag=tag, duplicates=duplicates,
@@ -328,13 +333,23 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
                             qrels: QrelsLike, # a qrels file or DataFrame
                             measures=None,  # as `campaign_report` (default: `default_measures`)
                             *, client,      # a `dask.distributed.Client`
-                            k: int = 100, alphas=(0.5, 1), pad_to="depth", mc4: bool = True, reference: str = "AP",
-                            tests=("randomized-tukey", "t-bonferroni"), alpha: float = 0.05, B: int = 1000,
-                            trials: int = 1000, seed: int = 0,   # as `campaign_report`
+                            k: int = 100,   # as `campaign_report`
+                            alphas=(0.5, 1),   # as `campaign_report`
+                            pad_to="depth",   # as `campaign_report`
+                            mc4: bool = True,   # as `campaign_report`
+                            reference: str = "AP",   # as `campaign_report`
+                            tests=("randomized-tukey", "t-bonferroni"),   # as `campaign_report`
+                            alpha: float = 0.05,   # as `campaign_report`
+                            B: int = 1000,   # as `campaign_report`
+                            trials: int = 1000,   # as `campaign_report`
+                            seed: int = 0,   # as `campaign_report`
                             meta: pd.DataFrame | None = None,    # as `campaign_report`
                             depth: int | None = None,            # cut every list to its top `depth` first
-                            tag: bool = False, n_shards: int | None = None, work_dir=None,
-                            progress: bool = False) -> CampaignReport:
+                            tag: bool = False,   # system names from the tag column
+                            n_shards: int | None = None,   # topic shards (default: `shard_runs`'s)
+                            work_dir=None,   # where the shards' Parquet pieces go (removed afterwards)
+                            progress: bool = False,   # Dask's progress bars
+                           ) -> CampaignReport:
     "`irinnov.report.campaign_report` with the per-topic tables computed shard by shard on Dask (meta-evaluation here)."
     from irinnov import meta as M
     from irinnov import report as R
@@ -411,7 +426,8 @@ def _positive(v: str) -> int:
     if n < 1: raise argparse.ArgumentTypeError(f"invalid count {v!r}: give an integer ≥ 1")
     return n
 
-def add_cli_arguments(parser):
+def add_cli_arguments(parser, # an `irinnov` subcommand's parser
+                     ):
     "Add `--workers N`, `--scheduler ADDRESS`, `--memory-limit SIZE` and `--shards N` to an `irinnov` subcommand's parser."
     g = parser.add_argument_group("running on Dask, sharded by topic (pip install 'irinnov[scale]')")
     g.add_argument("--workers", type=_positive, metavar="N", help="run on a local Dask cluster of N worker processes")
@@ -420,7 +436,8 @@ def add_cli_arguments(parser):
     g.add_argument("--shards", type=_positive, metavar="N", help="topic shards (default: twice the workers, about 256 MB of run text each)")
     return parser
 
-def wants_dask(args) -> bool:
+def wants_dask(args, # the parsed command line
+              ) -> bool:
     "Whether the command line asked for Dask (`--workers` or `--scheduler`)."
     return getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None
 
@@ -430,7 +447,10 @@ def _announce(client):
         n = len(client.scheduler_info()["workers"])
         print(f"irinnov: {n} Dask worker(s); dashboard: {client.dashboard_link}", file=sys.stderr)
 
-def evaluate_tables(args, measures: list, run_files: list) -> list:
+def evaluate_tables(args, # the parsed command line
+                    measures: list, # measure specs
+                    run_files: list, # the run files
+                   ) -> list:
     "What `irinnov evaluate --workers/--scheduler` computes: `[(measure, score table)]`, as the one-process path."
     with dask_client(workers=args.workers, scheduler=args.scheduler, memory_limit=args.memory_limit) as client:
         _announce(client)
@@ -438,7 +458,11 @@ def evaluate_tables(args, measures: list, run_files: list) -> list:
                                   n_shards=args.shards, progress=sys.stderr.isatty())
     return list(tables.items())
 
-def report_sharded(args, runs, qrels, meta: pd.DataFrame | None = None) -> CampaignReport:
+def report_sharded(args, # the parsed command line
+                   runs, # run files or a runs DataFrame
+                   qrels, # a qrels file or DataFrame
+                   meta: pd.DataFrame | None = None, # one row per system, as `campaign_report`
+                  ) -> CampaignReport:
     "What `irinnov report --workers/--scheduler` computes: the campaign report, its per-topic tables made on Dask."
     with dask_client(workers=args.workers, scheduler=args.scheduler, memory_limit=args.memory_limit) as client:
         _announce(client)
@@ -473,7 +497,8 @@ def trec_eval_records_sharded(runs: RunsLike,  # run files (list, directory or g
                               trec_eval_version="9",     # parity target, as `irinnov.metrics.trec_eval_records`
                               tag: bool = False,         # system names from the tag column
                               n_shards: int | None = None,   # topic shards (default: `shard_runs`'s)
-                              progress: bool = False) -> tuple:   # Dask's progress bars
+                              progress: bool = False,   # Dask's progress bars
+                             ) -> tuple:
     "trec_eval's records, as `metrics.trec_eval_records` prints them, and the innovation-aware score tables, computed shard by shard on Dask."
     from irinnov import metrics
     version = metrics.check_trec_eval_version(trec_eval_version)
