@@ -35,10 +35,10 @@ def _one_line(msg) -> str:
 def run_paths(args, # RUN arguments: files, directories, globs
              ) -> list:
     "Expand RUN arguments (files, directories, globs) into run files, in order, each once."
-    from irinnov.trec import _run_files           # (imported here: `irinnov --help` stays light)
+    from irinnov.trec import run_files           # (imported here: `irinnov --help` stays light)
     out = []
     for a in args:
-        try: files = _run_files(a)
+        try: files = run_files(a)
         except FileNotFoundError as e: raise CliError(str(e)) from None
         out += [f for f in files if f not in out]
     return out

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from .conventions import QrelsLike, RunsLike, check_cutoff, check_threshold
-from .trec import (Campaign, prepare, system_name, TrecFormatError, _line_numbers, _read_columns, _RUN_NAMES,
-                          _RUN_TYPES)
+from .trec import (Campaign, prepare, system_name, TrecFormatError, line_numbers, read_columns, RUN_FILE_COLUMNS,
+                          RUN_FILE_TYPES)
 
 # %% auto #0
 __all__ = ['NDEVAL_MEASURES', 'SubtopicJudgments', 'subtopic_judgments', 'subtopic_relevance', 'ndeval', 'ndeval_means',
@@ -279,12 +279,12 @@ def read_ranked_run(path, # a TREC run file (plain or .gz)
                     *, system: str | None = None, # the system's name (default: from the file name)
                    ) -> pd.DataFrame:
     "Read a TREC run keeping its rank column, ordered by it (score = −rank): ndeval's default order."
-    tbl, data = _read_columns(path, _RUN_NAMES, _RUN_TYPES, {4: "float"}, "run", include=["query", "doc", "rank"])
+    tbl, data = read_columns(path, RUN_FILE_COLUMNS, RUN_FILE_TYPES, {4: "float"}, "run", include=["query", "doc", "rank"])
     tok = tbl.column("rank").to_pandas()
     rank = pd.to_numeric(tok.where(tok.str.fullmatch(r"[0-9]+"), None), errors="coerce")
     if rank.isna().any():
         i = int(np.flatnonzero(rank.isna().to_numpy())[0])
-        raise TrecFormatError(path, int(_line_numbers(data)[i]), f"rank {tok.iloc[i]!r} is not a non-negative integer")
+        raise TrecFormatError(path, int(line_numbers(data)[i]), f"rank {tok.iloc[i]!r} is not a non-negative integer")
     df = pd.DataFrame({"system": system if system is not None else system_name(path),
                        "query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(),
                        "rank": rank.to_numpy(np.int64)})

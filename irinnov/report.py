@@ -30,7 +30,7 @@ from . import metrics
 from .conventions import QrelsLike, RunsLike, campaign_of, round_significant
 from .measures import (TEAM_FAMILIES, Measure, MeasureError, parse_measure, preferences, supports_teams,
                               warn_small_field)
-from .trec import NO_GRADE, Campaign, _indices, as_runs, prepare, progress
+from .trec import NO_GRADE, Campaign, name_indices, as_runs, prepare, progress
 
 def _lazy(module: str, name: str) -> Callable:
     "`irinnov.<module>.<name>`, imported on first call: `irinnov evaluate -m AP` need not import scipy.stats."
@@ -230,7 +230,7 @@ def rare_documents(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     "The relevant documents a system ranks in its top k, with how many runs of the campaign retrieved each (anywhere in their lists), rarest first."
     c = prepare(runs, qrels)
     S = len(c.systems)
-    si = _indices(c.systems, [system], "system")[0]
+    si = name_indices(c.systems, [system], "system")[0]
     ev = c.evaluated(threshold)
     rel = (c.grades >= threshold) & (c.docs >= 0) & ev[None, :, None]
     J = max(len(c.judged_docs), 1)

@@ -27,8 +27,8 @@ import pyarrow.parquet as pq
 from .conventions import QrelsLike, RunsLike
 from .measures import parse_measure
 from .report import CampaignReport
-from .trec import (NO_GRADE, PAD, RUN_COLUMNS, Campaign, TrecFormatError, _is_runs_frame, _mark_unique,
-                          _run_paths, as_qrels, as_runs, prepare, read_qrels, read_run, system_name)
+from .trec import (NO_GRADE, PAD, RUN_COLUMNS, Campaign, TrecFormatError, is_runs_frame, mark_unique,
+                          run_file_paths, as_qrels, as_runs, prepare, read_qrels, read_run, system_name)
 
 # %% auto #0
 __all__ = ['shard_of', 'shard_campaign', 'dask_client', 'ShardedRuns', 'shard_runs', 'map_shards', 'evaluate_sharded',
@@ -119,7 +119,7 @@ def shard_campaign(pieces: list,          # the shard's Parquet pieces (`Sharded
         cols = {c: pd.concat([cols[c], pd.Series(missing if c == "system" else [0.0 if c == "score" else _NO_TOPIC]
                                                  * len(missing))], ignore_index=True) for c in RUN_COLUMNS}
     runs = pd.DataFrame({c: cols[c].astype(str) if c != "score" else cols[c].astype(np.float64) for c in RUN_COLUMNS})
-    if unique: _mark_unique(runs)    # no (system, query, doc) twice: `prepare` need not check again
+    if unique: mark_unique(runs)    # no (system, query, doc) twice: `prepare` need not check again
     return _pad_depth(prepare(runs, qrels, score_dtype=score_dtype), depth)
 
 # %% ../nbs/40_scale.ipynb #abbe3d47
@@ -215,14 +215,14 @@ def shard_runs(runs: RunsLike,           # run files (list, directory or glob), 
     "The shuffle: read the run files in parallel Dask tasks and write each row to the shard of its topic."
     qrels = _as_qrels(qrels)
     topics = pd.unique(qrels["query"].astype(str))
-    files = None if isinstance(runs, pd.DataFrame) else _run_paths(runs)
+    files = None if isinstance(runs, pd.DataFrame) else run_file_paths(runs)
     n = n_shards if n_shards is not None else _default_shards(client, files, len(topics))
     qshard = shard_of(topics, n)
     Path(work_dir).mkdir(parents=True, exist_ok=True) if work_dir is not None else None
     wd = Path(tempfile.mkdtemp(prefix="irinnov-shards-", dir=work_dir))
     try:
         if files is None:
-            frame = runs if _is_runs_frame(runs) else as_runs(runs)
+            frame = runs if is_runs_frame(runs) else as_runs(runs)
             info = [_split_frame(frame, 0, n, set(topics), wd)]
         else:
             names = [None] * len(files) if tag else _system_names(files)

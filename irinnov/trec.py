@@ -26,9 +26,10 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 # %% auto #0
-__all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_GRADE', 'CACHE_SIZE', 'progress',
-           'TrecFormatError', 'system_name', 'read_run', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels', 'order_runs',
-           'tie_report', 'write_run', 'Campaign', 'clear_cache', 'prepare']
+__all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'RUN_FILE_COLUMNS', 'RUN_FILE_TYPES', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_GRADE',
+           'CACHE_SIZE', 'progress', 'TrecFormatError', 'line_numbers', 'read_columns', 'system_name', 'mark_unique',
+           'read_run', 'run_files', 'run_file_paths', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels', 'order_runs',
+           'is_runs_frame', 'tie_report', 'write_run', 'Campaign', 'clear_cache', 'prepare', 'name_indices']
 
 # %% ../nbs/00_trec.ipynb #cf1c2b52
 def progress(iterable=None, total=None, desc: str | None = None, **kw):
@@ -179,7 +180,7 @@ def _check_lines(path, data: bytes, ncols: int, kinds: dict, what: str):
                 try: int(tok)
                 except ValueError: raise TrecFormatError(path, no, f"grade {tok!r} is not an integer") from None
 
-def _line_numbers(data: bytes) -> np.ndarray:
+def line_numbers(data: bytes) -> np.ndarray:
     "Line number (1-based) of every non-blank line, aligned with pyarrow's rows."
     lines = bytes(data).split(b"\n")
     return np.array([i for i, l in enumerate(lines, 1) if l.strip()], dtype=np.int64)
@@ -194,7 +195,7 @@ def _block_size(n: int) -> int:
     "file costs memory: a 64 MB block for a 2.6 MB qrels file raised the peak by 45 MB)."
     return min(1 << 26, max(n + 1, 1 << 16))
 
-def _read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None,
+def read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None,
                   comments: bool = False, max_bytes: int | None = None) -> tuple[pa.Table, bytes]:
     "Parse a whitespace-separated file into a pyarrow table, or raise a precise `TrecFormatError`."
     data = _read_bytes(path, max_bytes)
@@ -245,7 +246,7 @@ def _chunked(col) -> pa.ChunkedArray:
 
 _UNIQUE: dict = {}     # id(doc array) -> weak refs to the (system, query, doc) arrays of a frame known to be duplicate-free
 
-def _mark_unique(df: pd.DataFrame) -> pd.DataFrame:
+def mark_unique(df: pd.DataFrame) -> pd.DataFrame:
     "Remember that this frame's (system, query, doc) triples are distinct, for as long as its columns are unchanged."
     if all(hasattr(getattr(df[c], "array", None), "__arrow_array__") for c in ("system", "query", "doc")):
         arrays = [_chunked(df[c]) for c in ("system", "query", "doc")]
@@ -254,7 +255,7 @@ def _mark_unique(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 def _is_marked(df: pd.DataFrame) -> bool:
-    "Whether the frame still holds the very column arrays `_mark_unique` saw (Arrow arrays cannot change in place)."
+    "Whether the frame still holds the very column arrays `mark_unique` saw (Arrow arrays cannot change in place)."
     arrays = [_chunked(df[c]) for c in ("system", "query", "doc")]
     refs = _UNIQUE.get(id(arrays[2]))
     return refs is not None and all(r() is a for r, a in zip(refs, arrays))
@@ -282,14 +283,14 @@ def _one_chunk(c: pa.ChunkedArray) -> pa.Array:
     "The chunks as one array (no copy when there is one chunk, as for files up to 64 MB)."
     return c.chunk(0) if c.num_chunks == 1 else pa.concat_arrays(c.chunks, memory_pool=_POOL)
 
-_RUN_NAMES = ["query", "q0", "doc", "rank", "score", "tag"]
-_RUN_TYPES = {"query": pa.large_string(), "q0": pa.string(), "doc": pa.large_string(), "rank": pa.string(),
+RUN_FILE_COLUMNS = ["query", "q0", "doc", "rank", "score", "tag"]
+RUN_FILE_TYPES = {"query": pa.large_string(), "q0": pa.string(), "doc": pa.large_string(), "rank": pa.string(),
               "score": pa.float64(), "tag": pa.large_string()}
 
 def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False, max_bytes: int | None = None) -> dict:
     "One run file's checked columns: `query`, `doc` (and `tag` if `name` is None) as Arrow large strings, `score`."
     tag = name is None
-    tbl, data = _read_columns(path, _RUN_NAMES, _RUN_TYPES, {4: "float"}, "run",
+    tbl, data = read_columns(path, RUN_FILE_COLUMNS, RUN_FILE_TYPES, {4: "float"}, "run",
                               include=["query", "doc", "score"] + (["tag"] if tag else []), comments=comments,
                               max_bytes=max_bytes)
     cols = {k: _one_chunk(tbl.column(k)) for k in tbl.column_names}
@@ -298,7 +299,7 @@ def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False,
     if _maybe_duplicates([cols["query"], cols["doc"]] + ([cols["tag"]] if tag else [])):
         df = _runs_frame(cols["tag"] if tag else _constant(name, tbl.num_rows), cols["query"], cols["doc"],
                          cols["score"].to_numpy())
-        keep = pa.array(~_dedupe_mask(df, path, duplicates, lambda: _line_numbers(data)))
+        keep = pa.array(~_dedupe_mask(df, path, duplicates, lambda: line_numbers(data)))
         cols = {k: v.filter(keep) for k, v in cols.items()}
     return cols
 
@@ -317,7 +318,7 @@ def read_run(path,                      # a TREC run file, plain or gzip
     name = None if tag else (system if system is not None else system_name(path))
     cols = _run_arrays(path, name, duplicates, comments, max_bytes)
     n = len(cols["score"])
-    return _mark_unique(_runs_frame(cols["tag"] if tag else _constant(name, n), cols["query"], cols["doc"],
+    return mark_unique(_runs_frame(cols["tag"] if tag else _constant(name, n), cols["query"], cols["doc"],
                                     cols["score"].to_numpy()))
 
 def _row_codes(col) -> np.ndarray:
@@ -396,7 +397,7 @@ def _dedupe(df, path, duplicates, lines_fn, keys=("system", "query", "doc")):
     return df[~dup].reset_index(drop=True) if dup.any() else df
 
 # %% ../nbs/00_trec.ipynb #ec57a9ad
-def _run_files(spec) -> list:
+def run_files(spec) -> list:
     "The run files one path names: the file itself, a directory's files (hidden ones skipped) or a glob's matching files."
     p = Path(spec)
     if p.is_file(): return [p]
@@ -424,8 +425,10 @@ def _odd_entry(q: Path) -> str:
     kind = "a FIFO" if stat.S_ISFIFO(m) else "a socket" if stat.S_ISSOCK(m) else "a device" if (stat.S_ISCHR(m) or stat.S_ISBLK(m)) else "not a regular file"
     return f"{kind} in a run directory, not a run file; move it out of the directory"
 
-def _run_paths(paths) -> list:
-    if isinstance(paths, (str, os.PathLike)): return _run_files(paths)
+def run_file_paths(paths  # a run file, directory or glob, or a list of run files
+                  ) -> list:
+    "The run files that `paths` names: one path as `run_files` expands it, a list as given (an empty one refused)."
+    if isinstance(paths, (str, os.PathLike)): return run_files(paths)
     files = [Path(q) for q in paths]
     if not files: raise FileNotFoundError(f"{paths}: no run files found")
     return files
@@ -443,7 +446,7 @@ def read_runs(paths,                     # a list of run files, a directory or a
               max_bytes: int | None = None,  # refuse a file larger than this once decompressed (default 4 GiB, $IRINNOV_MAX_FILE_BYTES)
              ) -> pd.DataFrame:
     "Read many run files (a list of paths, a directory, or a glob) into one runs DataFrame."
-    files = _run_paths(paths)
+    files = run_file_paths(paths)
     if not threads:     # threads pay off on large inputs; on small ones each thread's allocator arena costs memory
         size = sum(os.stat(f).st_size for f in files if os.path.isfile(f))
         threads = min(4, _cpus()) if size > 32 << 20 else 1
@@ -476,7 +479,7 @@ def read_runs(paths,                     # a list of run files, a directory or a
                                  "appears in more than one file; pass duplicates='first' to keep the first")
             df = df[~df.duplicated(["system", "query", "doc"])].reset_index(drop=True)
     _trim()
-    return _mark_unique(df)
+    return mark_unique(df)
 
 # %% ../nbs/00_trec.ipynb #ef1e7889
 MAX_GRADE = 32767     # grades are held as int16 (−32768 marks "no grade"); larger ones are refused, not wrapped
@@ -492,13 +495,13 @@ def read_qrels(path,                  # a TREC qrels file, plain or gzip
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such qrels file")
     names = ["query", "iter", "doc", "grade"]
     types = {"query": pa.string(), "iter": pa.string(), "doc": pa.string(), "grade": pa.int64()}
-    tbl, data = _read_columns(path, names, types, {3: "int"}, "qrels", comments=comments, max_bytes=max_bytes)
+    tbl, data = read_columns(path, names, types, {3: "int"}, "qrels", comments=comments, max_bytes=max_bytes)
     grade = tbl.column("grade").to_numpy().astype(np.int64)
     out = np.flatnonzero(np.abs(grade) > MAX_GRADE)
-    if len(out): raise TrecFormatError(path, int(_line_numbers(data)[out[0]]), _GRADE_RANGE.format(int(grade[out[0]])))
+    if len(out): raise TrecFormatError(path, int(line_numbers(data)[out[0]]), _GRADE_RANGE.format(int(grade[out[0]])))
     df = pd.DataFrame({"query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(), "grade": grade})
     if subtopics: df.insert(1, "subtopic", tbl.column("iter").to_pandas())
-    df = _check_qrels(df, path, lambda: _line_numbers(data))
+    df = _check_qrels(df, path, lambda: line_numbers(data))
     _trim()
     return df
 
@@ -591,7 +594,7 @@ def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {do
     if name: system = str(name)
     if isinstance(runs, Mapping) and not _nested(runs):
         if not runs: raise ValueError("runs: empty mapping, no systems")
-        return _mark_unique(pd.concat([as_runs(v, str(k), duplicates).assign(system=str(k)) for k, v in runs.items()],
+        return mark_unique(pd.concat([as_runs(v, str(k), duplicates).assign(system=str(k)) for k, v in runs.items()],
                                       ignore_index=True))
     df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs)
     if "system" not in df.columns: df = df.assign(system=system)
@@ -601,7 +604,7 @@ def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {do
     _check_keys(df, RUN_COLUMNS[:3], "runs")
     score = _numbers(df, "score", "runs", RUN_COLUMNS[:3])
     df = pd.DataFrame({c: df[c].astype(str) for c in RUN_COLUMNS[:3]} | {"score": score})
-    return _mark_unique(_dedupe(df, "runs", duplicates, lambda: None))
+    return mark_unique(_dedupe(df, "runs", duplicates, lambda: None))
 
 def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {doc: grade}}`, ranx Qrels, or a path
             ) -> pd.DataFrame:
@@ -876,14 +879,16 @@ def _lists_shuffled(runs: pd.DataFrame, sa, qa, score: np.ndarray, qstart=None, 
 
 def order_runs(runs, score_dtype: str = "float32") -> pd.DataFrame:
     "Sort runs into trec_eval order (score desc as float32, ties by doc id desc) and add a 1-based `rank`."
-    df = as_runs(runs) if not _is_runs_frame(runs) else runs
+    df = as_runs(runs) if not is_runs_frame(runs) else runs
     L = _lists(df, score_dtype)
     o = L.sorted_order()
     out = df.iloc[L.rows()[o]].reset_index(drop=True)
     out["rank"] = L.rank0()[o] + 1
     return out
 
-def _is_runs_frame(x) -> bool:
+def is_runs_frame(x  # anything
+                 ) -> bool:
+    "Whether `x` is already a runs frame as irinnov makes them (system, query, doc, score as float64)."
     return isinstance(x, pd.DataFrame) and list(x.columns[:4]) == RUN_COLUMNS and x["score"].dtype == np.float64
 
 
@@ -891,7 +896,7 @@ def _is_runs_frame(x) -> bool:
 # %% ../nbs/00_trec.ipynb #a7693ed4
 def tie_report(runs, score_dtype: str = "float32") -> pd.DataFrame:
     "Per system: rows, rows whose score ties another document of the same list, and their share."
-    df = as_runs(runs) if not _is_runs_frame(runs) else runs
+    df = as_runs(runs) if not is_runs_frame(runs) else runs
     L = _lists(df, score_dtype)
     rows = np.bincount(L.system, weights=L.lens, minlength=len(L.systems)).astype(np.int64)
     tied = np.bincount(L.system[np.searchsorted(L.starts, L.tie_pos, side="right") - 1], minlength=len(L.systems))
@@ -1106,7 +1111,7 @@ def _ordered_fn(runs: pd.DataFrame, L: _Lists, depth: int | None):
         keep_rows = None if depth is None else rank <= depth
         out = runs.iloc[L.rows()[o] if keep_rows is None else L.rows()[o][keep_rows]].reset_index(drop=True)
         out["rank"] = rank if keep_rows is None else rank[keep_rows]
-        return _mark_unique(out)
+        return mark_unique(out)
     return ordered
 
 
@@ -1213,7 +1218,7 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     hit = _cache_get(runs, qrels, opts)     # the same, unchanged frames encoded a moment ago (a naive caller)
     if hit is not None: return hit
     given = (runs, qrels)
-    if _is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
+    if is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
         if not _is_marked(runs): _check_runs_frame(runs)
     else: runs = as_runs(runs)
     if isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns) and qrels["grade"].dtype.kind == "i":
@@ -1285,8 +1290,8 @@ def subset(self: Campaign,
            topics=None    # topic names or indices to keep (None: all)
           ) -> Campaign:
     "A campaign restricted to some systems (names or indices) and/or topics, sharing nothing mutable."
-    si = np.arange(len(self.systems)) if systems is None else _indices(self.systems, systems, "system")
-    ti = np.arange(len(self.topics)) if topics is None else _indices(self.topics, topics, "topic")
+    si = np.arange(len(self.systems)) if systems is None else name_indices(self.systems, systems, "system")
+    ti = np.arange(len(self.topics)) if topics is None else name_indices(self.topics, topics, "topic")
     docs, grades, scores = self.docs[si][:, ti], self.grades[si][:, ti], self.scores[si][:, ti]
     lengths = self.lengths[si][:, ti]
     D = int(lengths.max()) if lengths.size else 0
@@ -1299,12 +1304,16 @@ def subset(self: Campaign,
         keep_s, keep_t = self.systems[si], self.topics[ti]
         def runs():
             r = self.runs
-            return _mark_unique(r[r.system.isin(keep_s) & (r["query"].isin(keep_t) | ~r["query"].isin(self.topics))]
+            return mark_unique(r[r.system.isin(keep_s) & (r["query"].isin(keep_t) | ~r["query"].isin(self.topics))]
                                 .reset_index(drop=True))
     return Campaign(self.systems[si], self.topics[ti], docs[:, :, :D].copy(), grades[:, :, :D].copy(),
                     scores[:, :, :D].copy(), lengths.copy(), self.judged_docs, q, self.score_dtype, runs)
 
-def _indices(names: np.ndarray, wanted, what: str) -> np.ndarray:
+def name_indices(names: np.ndarray,  # the campaign's names (systems or topics)
+                 wanted,             # names, or integer indices, to find
+                 what: str           # "system" or "topic", for the error message
+                ) -> np.ndarray:
+    "Indices of `wanted` among `names` (integer indices pass through, checked); an error names the unknown ones."
     wanted = list(wanted)
     if all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) for w in wanted):
         idx = np.asarray(wanted, dtype=np.int64)
@@ -1326,7 +1335,7 @@ def truncate(self: Campaign,
     if self.runs_fn is not None:
         def runs():
             r = self.runs
-            return _mark_unique(r[r["rank"] <= depth].reset_index(drop=True))
+            return mark_unique(r[r["rank"] <= depth].reset_index(drop=True))
     return Campaign(self.systems, self.topics, self.docs[:, :, :depth].copy(), self.grades[:, :, :depth].copy(),
                     self.scores[:, :, :depth].copy(), np.minimum(self.lengths, depth), self.judged_docs,
                     self.qrels, self.score_dtype, runs)
@@ -1336,4 +1345,4 @@ def with_qrels(self: Campaign,
                qrels  # the other qrels (a frame, a dict or a file)
               ) -> Campaign:
     "The same runs judged by other qrels (e.g. with judgments removed), re-encoded from the kept runs."
-    return prepare(_mark_unique(self.runs[RUN_COLUMNS]), qrels, self.score_dtype)
+    return prepare(mark_unique(self.runs[RUN_COLUMNS]), qrels, self.score_dtype)
