@@ -201,6 +201,17 @@ def _ric(c, m: Measure, **_) -> pd.DataFrame:
     from irinnov import infotheory
     return infotheory.ric(c, depth=m.cut, graded=m.opts["graded"], threshold=m.opts["rel"])
 
+def _diversity(c, m: Measure, **_) -> pd.DataFrame:
+    "Diversity measures need a Campaign prepared with subtopic qrels (`read_qrels(path, subtopics=True)`)."
+    from irinnov import diversity
+    o, kw = m.opts, {"threshold": m.opts["rel"]}
+    fn = {"alpha-nDCG": diversity.alpha_ndcg, "ERR-IA": diversity.err_ia, "NRBP": diversity.nrbp,
+          "MAP-IA": diversity.map_ia, "P-IA": diversity.precision_ia, "S-recall": diversity.subtopic_recall}[m.definition.name]
+    if "alpha" in o: kw["alpha"] = o["alpha"]
+    if "beta" in o: kw["beta"] = o["beta"]
+    if m.definition.cutoff: kw["k"] = m.cut
+    return fn(c, **kw)
+
 # %% ../nbs/06_measures.ipynb #7836d969
 _TE = "trec_eval (C. Buckley, NIST)"
 _IRM = "ir_measures (S. MacAvaney, C. Macdonald & I. Ounis, ECIR 2022)"
@@ -302,6 +313,29 @@ REGISTRY: dict = {d.name: d for d in [
                "P. B. Golbus & J. A. Aslam, A mutual information-based framework for the analysis of IR systems, SIGIR 2013",
                family="ric", notation="paper", cutoff="k?", cut_key="depth", compute=_ric, params=(_GRADED, REL),
                ),
+    # diversity (intent-aware) measures, as the Web track's ndeval computes them; they need subtopic qrels
+    MeasureDef("alpha-nDCG", "α-nDCG: nDCG whose gain decays by (1 − α) each time a subtopic is seen again",
+               "C. L. A. Clarke et al., Novelty and diversity in information retrieval evaluation, SIGIR 2008",
+               family="diversity", cutoff="k", compute=_diversity, aliases=("alpha_nDCG",),
+               params=(Param("alpha", "float", 0.5, "redundancy penalty α"), REL)),
+    MeasureDef("ERR-IA", "intent-aware expected reciprocal rank, averaged over the subtopics (ndeval's ERR-IA)",
+               "O. Chapelle, S. Ji, C. Liao, E. Velipasaoglu, L. Lai & S.-L. Wu, Intent-based diversification of web search results, IRJ 2011",
+               family="diversity", cutoff="k", compute=_diversity, aliases=("ERR_IA",),
+               params=(Param("alpha", "float", 0.5, "stopping probability α"), REL)),
+    MeasureDef("NRBP", "novelty- and rank-biased precision over the whole list",
+               "C. L. A. Clarke, M. Kolla & O. Vechtomova, An effectiveness measure for ambiguous and underspecified queries, ICTIR 2009",
+               family="diversity", compute=_diversity, aliases=(),
+               params=(Param("alpha", "float", 0.5, "redundancy penalty α"), Param("beta", "float", 0.5, "patience β"), REL)),
+    MeasureDef("MAP-IA", "intent-aware MAP: AP per subtopic with a relevant document, averaged over the subtopics",
+               "R. Agrawal, S. Gollapudi, A. Halverson & S. Ieong, Diversifying search results, WSDM 2009",
+               family="diversity", compute=_diversity, aliases=("MAP_IA",), params=(REL,)),
+    MeasureDef("P-IA", "intent-aware precision: relevant (document, subtopic) pairs in the top k over k × subtopics",
+               "R. Agrawal, S. Gollapudi, A. Halverson & S. Ieong, Diversifying search results, WSDM 2009",
+               family="diversity", cutoff="k", compute=_diversity, aliases=("P_IA",), params=(REL,)),
+    MeasureDef("S-recall", "subtopic recall: the share of a topic's subtopics covered by the top k",
+               "C. Zhai, W. W. Cohen & J. Lafferty, Beyond independent relevance, SIGIR 2003",
+               family="diversity", cutoff="k", compute=_diversity, aliases=("strec", "I-rec", "subtopic_recall"),
+               params=(REL,)),
 ]}
 
 # %% ../nbs/06_measures.ipynb #a1a112cd

@@ -272,8 +272,8 @@ class CampaignReport:
 
     @property
     def innovation(self) -> list:
-        "The innovation-aware measures (every family but the classic one), in report order."
-        return [m for m in self.measures if self.families[m] != "classic" and m != self.reference]
+        "The innovation-aware measures (every family but the classic and diversity ones), in report order."
+        return [m for m in self.measures if self.families[m] not in ("classic", "diversity") and m != self.reference]
 
     def systems(self) -> pd.DataFrame:
         "One row per system: meta columns, then every measure's score and its rank (`rank <measure>`), best by the reference first."

@@ -130,3 +130,25 @@ def test_orientation_and_campaign_hint(campaign):
     assert all(m.higher_is_better for m in every_measure() if m.family != "asl")
     with pytest.raises(TypeError, match=r"did you mean measure\(campaign, name='GAP'\)"):
         metrics.measure(campaign, "GAP")
+
+
+def test_diversity_measures_through_the_registry():
+    "The diversity family computes through the registry what irinnov.diversity computes (ndeval's values, tested there)."
+    from irinnov import diversity
+    rng = np.random.default_rng(5)
+    qrels = pd.DataFrame([(f"t{q}", s, f"d{d:02d}", int(rng.random() < 0.3)) for q in range(3) for s in (1, 2, 3)
+                          for d in range(12)], columns=["query", "subtopic", "doc", "grade"])
+    runs = pd.DataFrame([(f"s{s}", f"t{q}", f"d{d:02d}", float(rng.random())) for s in range(4) for q in range(3)
+                         for d in range(12)], columns=["system", "query", "doc", "score"])
+    c = prepare(runs, qrels, score_dtype="float64")
+    direct = {"alpha-nDCG@5": diversity.alpha_ndcg(c, k=5), "alpha-nDCG(alpha=0.8)@5": diversity.alpha_ndcg(c, k=5, alpha=0.8),
+              "ERR-IA@5": diversity.err_ia(c, k=5), "NRBP": diversity.nrbp(c), "MAP-IA": diversity.map_ia(c),
+              "P-IA@5": diversity.precision_ia(c, k=5), "S-recall@5": diversity.subtopic_recall(c, k=5),
+              "strec@5": diversity.subtopic_recall(c, k=5)}
+    for name, want in direct.items():
+        m = parse_measure(name)
+        got = m(c)
+        assert m.family == "diversity" and got.attrs["measure"] == canonical_name(name)
+        pd.testing.assert_frame_equal(got, want, check_names=False)
+    with pytest.raises(ValueError, match="subtopic"):
+        parse_measure("alpha-nDCG@5")(prepare(runs, qrels.drop(columns="subtopic").drop_duplicates(["query", "doc"])))
