@@ -18,7 +18,6 @@ from scipy.interpolate import CubicSpline
 from .conventions import check_threshold, judgment_keys, kendall_tau_b, paired_t_pvalues, round_significant
 from .trec import NO_GRADE, Campaign, prepare, progress
 
-_round_significant = round_significant   # the old private name, still imported by irinnov.report
 
 # %% auto #0
 __all__ = ['TESTS', 'system_scores', 'kendall_tau', 'tau_ap', 'compare_orderings', 'studentized_range_sf', 'anova_residual_ms',

@@ -21,10 +21,6 @@ __all__ = ['MIN_GEO_MEAN', 'INFAP_EPSILON', 'GDEVAL_MAX_GRADE', 'precision', 're
            'expand_measures', 'spec_table', 'measure', 'summarize', 'evaluate', 'trec_eval_records', 'records']
 
 # %% ../nbs/02_metrics.ipynb #acdcfa78
-def _check_threshold(threshold) -> int:
-    "The relevance level, checked as everywhere in irinnov (an integer ≥ 0, trec_eval's -l)."
-    return check_threshold(threshold)
-
 def _check_k(k, what: str = "k") -> int:
     if k is None or isinstance(k, bool) or int(k) != k or k < 1:
         raise ValueError(f"{what} must be an integer ≥ 1, not {k!r}")
@@ -57,7 +53,7 @@ def precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
               threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
              ) -> pd.DataFrame:
     "Precision at k (trec_eval `P_k`): relevant documents in the top k, divided by k."
-    c, k, threshold = prepare(runs, qrels), _check_k(k), _check_threshold(threshold)
+    c, k, threshold = prepare(runs, qrels), _check_k(k), check_threshold(threshold)
     return c.score_table(_top(c, k, threshold).sum(2) / k, _name("P", threshold, k), all_topics=True)
 
 def recall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -67,7 +63,7 @@ def recall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
            threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
           ) -> pd.DataFrame:
     "Recall at k (trec_eval `recall_k`): relevant documents in the top k over all R relevant documents."
-    c, k, threshold = prepare(runs, qrels), _check_k(k), _check_threshold(threshold)
+    c, k, threshold = prepare(runs, qrels), _check_k(k), check_threshold(threshold)
     return c.score_table(_per(_top(c, k, threshold).sum(2), c.n_relevant(threshold)), _name("R", threshold, k),
                          all_topics=True)
 
@@ -79,7 +75,7 @@ def average_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                       threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
                      ) -> pd.DataFrame:
     "Average precision (trec_eval `map`; `depth=k` is `map_cut_k`, i.e. `-M k`): divided by all R relevant docs."
-    c, threshold = prepare(runs, qrels), _check_threshold(threshold)
+    c, threshold = prepare(runs, qrels), check_threshold(threshold)
     if depth is not None: depth = _check_k(depth, "depth")
     rel = _top(c, depth, threshold)
     prec = np.cumsum(rel, 2, dtype=np.int32) / np.arange(1, rel.shape[2] + 1)
@@ -93,7 +89,7 @@ def reciprocal_rank(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                     threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
                    ) -> pd.DataFrame:
     "Reciprocal rank of the first relevant document (trec_eval `recip_rank`); 0 if none is retrieved."
-    c, threshold = prepare(runs, qrels), _check_threshold(threshold)
+    c, threshold = prepare(runs, qrels), check_threshold(threshold)
     rel = c.grades >= threshold
     rr = np.where(rel.any(2), 1.0 / (rel.argmax(2) + 1), 0.0)
     return c.score_table(rr, _name("RR", threshold), all_topics=True)
@@ -104,7 +100,7 @@ def r_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                 threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
                ) -> pd.DataFrame:
     "R-precision (trec_eval `Rprec`): precision at rank R, the topic's number of relevant documents."
-    c, threshold = prepare(runs, qrels), _check_threshold(threshold)
+    c, threshold = prepare(runs, qrels), check_threshold(threshold)
     R = c.n_relevant(threshold)
     rel = c.grades >= threshold
     cum = np.concatenate([np.zeros(rel.shape[:2] + (1,), np.int32), np.cumsum(rel, 2, dtype=np.int32)], 2)
@@ -120,7 +116,7 @@ def rbp(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         graded: bool = False, # gain = grade / the qrels' highest grade instead of 0/1
        ) -> pd.DataFrame:
     "Rank-biased precision (Moffat & Zobel 2008), (1-p) Σ rel(r) p^(r-1), binary (or grade/max grade), no residual."
-    c, threshold = prepare(runs, qrels), _check_threshold(threshold)
+    c, threshold = prepare(runs, qrels), check_threshold(threshold)
     if not 0 < p < 1: raise ValueError(f"p must be in (0, 1), not {p!r}")
     w = (1 - p) * p ** np.arange(c.depth)
     if graded:
@@ -169,7 +165,7 @@ def bpref(runs: RunsLike, # a Campaign, or runs (with `qrels`)
           threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
          ) -> pd.DataFrame:
     "bpref (Buckley & Voorhees 2004) as trec_eval computes it: judged documents only, min(N, R) normaliser."
-    c, threshold = prepare(runs, qrels), _check_threshold(threshold)
+    c, threshold = prepare(runs, qrels), check_threshold(threshold)
     t, _, g = c.judged_grades()
     R = c.n_relevant(threshold)
     N = np.bincount(t[(g >= 0) & (g < threshold)], minlength=len(c.topics))
@@ -432,7 +428,7 @@ def expand_measures(names, # measure names: any irinnov.measures name of the cla
     "The measures named (sets, trec_eval names with parameters, ir_measures names): in trec_eval's order if all are trec_eval's, else as given."
     from irinnov.measures import MeasureError, parse_measure
     if isinstance(names, str): names = [names]
-    threshold = _check_threshold(threshold)
+    threshold = check_threshold(threshold)
     out = []
     for i, name in enumerate(names):
         name = str(name).strip()

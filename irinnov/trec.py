@@ -715,18 +715,6 @@ class _Lists:
         lens = self.lens[o]
         return np.repeat(self.starts[o] - np.r_[0, np.cumsum(lens)[:-1]], lens) + np.arange(self.n)
 
-def _block_starts(sa: pa.ChunkedArray, qa: pa.ChunkedArray) -> np.ndarray:
-    "First row of every run-length block of (system, query): a run file holds each of its lists in one block."
-    n = len(sa)
-    if n < 2: return np.zeros(n, np.int64)
-    ch = pc.or_(pc.not_equal(sa.slice(1), sa.slice(0, n - 1), memory_pool=_POOL),
-                pc.not_equal(qa.slice(1), qa.slice(0, n - 1), memory_pool=_POOL), memory_pool=_POOL)
-    out, at = [np.zeros(1, np.int64)], 1
-    for c in ch.chunks:           # chunk by chunk: no boolean array as long as the runs
-        out.append(np.flatnonzero(c.to_numpy(zero_copy_only=False)) + at)
-        at += len(c)
-    return np.concatenate(out)
-
 def _pos_type(n: int): return np.int32 if n < 2 ** 31 else np.int64
 
 def _in_order_ties(score: np.ndarray, ftype, bstart: np.ndarray) -> np.ndarray | None:
