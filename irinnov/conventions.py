@@ -12,7 +12,7 @@ from typing import Union
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+# scipy.stats (0.4 s to import) is imported where a t-test is computed, not by every reader of a run file
 
 # %% auto #0
 __all__ = ['RunsLike', 'QrelsLike', 'campaign_of', 'check_threshold', 'check_cutoff', 'check_depth', 'check_choice',
@@ -129,5 +129,6 @@ def paired_t_pvalues(D                  # per-topic differences, one row per pai
     flat = sd <= 1e-12 * scale
     with np.errstate(divide="ignore", invalid="ignore"):
         t = m / (sd / math.sqrt(n))
+    from scipy import stats
     p = 2 * stats.t.sf(np.abs(t), n - 1)
     return np.where(flat, np.where(np.abs(m) <= 1e-12 * scale, 1.0, 0.0), p)

@@ -141,6 +141,22 @@ def _ideal_gains(c: Campaign, depth: int) -> np.ndarray:
     out[t[m], pos[m]] = g[m]
     return out
 
+def _dcg(grades: np.ndarray) -> np.ndarray:
+    "Σ max(grade, 0) / log2(rank + 1) over each list, added in rank order, a block of lists at a time."
+    # Float64 temporaries of about 8 MB per block instead of 18 bytes per cell of the campaign (a 4 × 1,000 × 1,000
+    # campaign: 72 MB less at the peak); every cell is computed exactly as over the whole array at once.
+    S, Q, D = grades.shape
+    disc = 1.0 / np.log2(np.arange(2, D + 2))
+    out = np.empty((S, Q))
+    step = max(1, (1 << 20) // max(D, 1))
+    for s in range(S):
+        for a in range(0, Q, step):
+            gain = grades[s, a:a + step].astype(np.float64)
+            np.maximum(gain, 0, out=gain)
+            gain *= disc
+            out[s, a:a + step] = _rank_sum(gain)
+    return out
+
 def ndcg(runs: RunsLike, # a Campaign, or runs (with `qrels`)
          qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
          *,
@@ -149,9 +165,7 @@ def ndcg(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     "nDCG (trec_eval `ndcg`; with k, `ndcg_cut_k`): gain = grade (≤ 0: none), discount 1/log2(rank+1)."
     c = prepare(runs, qrels)
     if k is not None: k = _check_k(k)
-    g = c.grades[:, :, :k]
-    gain = np.where(g > 0, g, 0).astype(np.float64)
-    dcg = _rank_sum(gain * (1.0 / np.log2(np.arange(2, gain.shape[2] + 2))))
+    dcg = _dcg(c.grades[:, :, :k])
     t, _, jg = c.judged_grades()
     n = int(np.bincount(t[jg > 0], minlength=1).max())
     n = n if k is None else min(n, k)

@@ -968,16 +968,26 @@ def _check_unique(runs: pd.DataFrame, L: _Lists):
         raise ValueError(f"runs: system {r['system']!r}, query {r['query']!r}, doc {r['doc']!r} appears twice "
                          f"(rows {i} and {j}); keep one, e.g. with as_runs(runs, duplicates='first')")
 
+_SPLIT_ROWS = 1 << 21     # rows per part of the judged-document lookup (one part per core, up to 4)
+
 def _judged_codes(da: pa.ChunkedArray, vs: pa.Array, a: int, b: int) -> np.ndarray:
     "Index among the judged documents `vs` of the doc ids in rows a..b (`UNJUDGED` if not judged), int32."
     # One lookup over all the rows: Arrow builds a hash table of the value set on every call (0.05 s for 250,000
     # judged documents), so calling it block by block cost more than the lookups themselves.
+    # Large inputs are split between the cores: Arrow's lookup runs on one thread and releases the GIL, so each part
+    # pays for its own hash table and the parts run side by side (10 M rows: 0.54 s → 0.29 s on two cores).
     out = np.empty(max(b - a, 0), np.int32)
     if b <= a: return out
-    at = 0
-    for c in pc.index_in(da.slice(a, b - a), value_set=vs, memory_pool=_POOL).chunks:
-        out[at:at + len(c)] = pc.fill_null(c, pa.scalar(UNJUDGED, pa.int32())).to_numpy()
-        at += len(c)
+    def part(lo, hi):
+        at = lo - a
+        for c in pc.index_in(da.slice(lo, hi - lo), value_set=vs, memory_pool=_POOL).chunks:
+            out[at:at + len(c)] = pc.fill_null(c, pa.scalar(UNJUDGED, pa.int32())).to_numpy()
+            at += len(c)
+    k = min(_cpus(), 4, max((b - a) // _SPLIT_ROWS, 1))    # a part per core, each of 2 M rows or more
+    if k == 1: part(a, b)
+    else:
+        cut = np.linspace(a, b, k + 1).astype(np.int64)
+        with ThreadPoolExecutor(k) as ex: list(ex.map(part, cut[:-1], cut[1:]))
     return out
 
 _CELL_BYTES = 4 + 2 + 8     # one ranked position in the dense arrays: doc code, grade, score
