@@ -418,8 +418,9 @@ def test_empty_column_at_a_block_edge(tmp_path, at, shift):
 @pytest.mark.parametrize("seed", range(2))
 def test_batches_and_chunks_do_not_change_the_campaign(tmp_path, monkeypatch, block, seed):
     """`_lists` and `prepare` work a batch of rows at a time, look judged documents up in parts on several threads,
-    and take strings chunk by chunk: with batches (and parts) of 1, 3 or 16 rows (cutting lists and tie groups) and runs read from several files (one Arrow chunk each, lists
-    spread over two files with `tag=True`), the campaign still equals the brute-force one."""
+    and take strings chunk by chunk: with batches (and parts) of 1, 3 or 16 rows (cutting lists and tie groups) and
+    runs read from several files (one Arrow chunk each, lists spread over two files with `tag=True`), the campaign
+    still equals the brute-force one."""
     import irinnov.trec as trec
     monkeypatch.setattr(trec, "_BLOCK", block)
     # the judged-document lookup split between threads (as on inputs of millions of rows), parts of `block` rows
