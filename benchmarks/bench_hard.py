@@ -54,6 +54,18 @@ def _irinnov(data: Path, depth, naive: bool) -> dict:
             "means": {k: v.to_dict() for k, v in zip(("AP", "nDCG", "P@100"), means)}}
 
 
+def _irinnov_files(data: Path, depth) -> dict:
+    "The run files straight into a Campaign (`prepare_files`: a batch of files at a time, no frame of all the runs)."
+    from irinnov.metrics import average_precision, ndcg, precision
+    from irinnov.trec import prepare_files
+    t0 = time.perf_counter()
+    c = prepare_files(data / "runs", data / "qrels.txt", depth=depth)
+    t1 = time.perf_counter()
+    means = [average_precision(c).mean(axis=1), ndcg(c).mean(axis=1), precision(c, k=100).mean(axis=1)]
+    t2 = time.perf_counter()
+    return {"read": t1 - t0, "rest": t2 - t1, "means": {k: v.to_dict() for k, v in zip(("AP", "nDCG", "P@100"), means)}}
+
+
 def _pytrec_eval(data: Path, depth, naive: bool) -> dict:
     import pytrec_eval
     t0 = time.perf_counter()
@@ -75,7 +87,7 @@ def _pytrec_eval(data: Path, depth, naive: bool) -> dict:
 
 def child(tool: str, data: Path, depth):
     fn = {"irinnov": lambda: _irinnov(data, depth, False), "irinnov_naive": lambda: _irinnov(data, depth, True),
-          "pytrec_eval": lambda: _pytrec_eval(data, depth, False)}[tool]
+          "irinnov_files": lambda: _irinnov_files(data, depth), "pytrec_eval": lambda: _pytrec_eval(data, depth, False)}[tool]
     out = fn()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))
@@ -162,12 +174,12 @@ def main():
         ratio = f"{med / base:.2f}×" if base else "–"
         print(f"| {tool} | {med:.2f} | {min(procs[tool]):.2f} | {ins} | {ratio} | {rss[tool]:.0f} |")
     if "lines" in rss:
-        for tool in ("irinnov", "irinnov_base", "irinnov_naive"):
+        for tool in ("irinnov", "irinnov_base", "irinnov_naive", "irinnov_files"):
             if tool in rss: print(f"{tool}: {rss[tool] * 2**20 / rss['lines']:.0f} bytes per run line at peak "
                                   f"({rss['lines']:,} lines)")
     if "pytrec_eval" in means:
         ref = means["pytrec_eval"]
-        for tool in ("irinnov", "irinnov_base", "irinnov_naive"):
+        for tool in ("irinnov", "irinnov_base", "irinnov_naive", "irinnov_files"):
             if tool in means and not a.depth:
                 d = max(abs(means[tool][m][s] - ref[m][s]) for m in ref for s in ref[m])
                 print(f"largest |{tool} - pytrec_eval| over system means: {d:.1e}")

@@ -160,7 +160,7 @@ def evaluate_command(args, # the parsed command line
     if not args.runs: raise CliError("the following arguments are required: RUN", 2)
     import pandas as pd
     from irinnov import metrics
-    from irinnov.trec import prepare, read_qrels, read_runs
+    from irinnov.trec import prepare_files, read_qrels
     version = metrics.check_trec_eval_version(args.trec_eval)
     classic, innovation = _specs(split_measures(args.measure or DEFAULT_MEASURES), args.l)  # before any reading
     comments = version == "10"                      # trec_eval 10.0 skips lines starting with '#'
@@ -175,8 +175,9 @@ def evaluate_command(args, # the parsed command line
                 tag=args.tag, n_shards=args.shards, progress=sys.stderr.isatty())
         n_systems = recs["system"].nunique() if classic else len(next(iter(other.values())))
     else:
-        runs = read_runs(run_paths(args.runs), tag=args.tag, comments=comments)
-        c = prepare(runs, qrels, score_dtype="float64" if version == "10" else "float32", depth=args.depth)
+        # the run files straight into the campaign, a batch at a time (no frame of all the runs)
+        c = prepare_files(run_paths(args.runs), qrels, score_dtype="float64" if version == "10" else "float32",
+                          depth=args.depth, tag=args.tag, comments=comments)
         for s in innovation:
             if s.family in ("novelty", "rpp") and len(c.systems) < 2:
                 raise CliError(f"{s.name} compares each run with the others: give at least two runs")

@@ -29,7 +29,8 @@ import pyarrow.csv as pacsv
 __all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'RUN_FILE_COLUMNS', 'RUN_FILE_TYPES', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_GRADE',
            'CACHE_SIZE', 'progress', 'TrecFormatError', 'line_numbers', 'read_columns', 'system_name', 'mark_unique',
            'read_run', 'run_files', 'run_file_paths', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels', 'order_runs',
-           'is_runs_frame', 'tie_report', 'write_run', 'Campaign', 'clear_cache', 'prepare', 'name_indices']
+           'is_runs_frame', 'tie_report', 'write_run', 'Campaign', 'clear_cache', 'prepare', 'prepare_files',
+           'name_indices']
 
 # %% ../nbs/00_trec.ipynb #cf1c2b52
 def progress(iterable=None, total=None, desc: str | None = None, **kw):
@@ -1002,68 +1003,71 @@ def _dense_cap(max_dense_bytes: int | None) -> int:
     try: return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
     except (ValueError, OSError, AttributeError): return 8 << 30
 
-def _no_common_topics(L: _Lists, topics: np.ndarray, disjoint: str):
-    "No run topic is in the qrels: most likely the wrong qrels file, so say it (or raise, or stay quiet)."
+def _no_common_topics(queries: np.ndarray, topics: np.ndarray, disjoint: str):
+    "No run topic (`queries`) is in the qrels: most likely the wrong qrels file, so say it (or raise, or stay quiet)."
     if disjoint == "ignore": return
-    msg = (f"no run topic is in the qrels: wrong qrels file? (runs: {len(L.queries)} topics such as "
-           f"{str(L.queries[0])!r}; qrels: {len(topics)} topics such as {str(topics[0]) if len(topics) else None!r}); "
+    msg = (f"no run topic is in the qrels: wrong qrels file? (runs: {len(queries)} topics such as "
+           f"{str(queries[0])!r}; qrels: {len(topics)} topics such as {str(topics[0]) if len(topics) else None!r}); "
            "every list is empty for the qrels topics")
     if disjoint == "error": raise ValueError(msg)
     warnings.warn(msg, UserWarning, stacklevel=4)
 
-def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool, depth: int | None = None,
-            max_dense_bytes: int | None = None, disjoint: str = "warn") -> Campaign:
-    L = _lists(runs, score_dtype)
-    if len(L.systems) == 0: raise ValueError("no runs: a campaign needs at least one system")
-    if not _is_marked(runs): _check_unique(runs, L)
+@dataclass
+class _Judged:
+    "The qrels coded once for a campaign: sorted topics and judged docs, and the grade of each judged (topic, doc)."
+    topics: np.ndarray        # (Q,) qrels topics, sorted
+    judged: np.ndarray        # (J,) judged doc ids, sorted
+    qrels: pd.DataFrame       # the qrels with topic_idx and doc_code
+    gkey: np.ndarray          # sorted keys topic_idx · J + doc_code of the judged (topic, doc) pairs
+    gval: np.ndarray          # their grades
+    table: np.ndarray | None  # (Q·J,) the grade of every key, where that table is small
+
+    def grade_of(self, key: np.ndarray) -> np.ndarray:
+        "The grade (int16) of each (topic, judged doc) key; `NO_GRADE` where that doc is not judged for that topic."
+        if self.table is not None: return self.table[key]
+        if not len(self.gkey): return np.full(len(key), NO_GRADE, np.int16)
+        loc = np.searchsorted(self.gkey, key).clip(max=len(self.gkey) - 1)
+        return np.where(self.gkey[loc] == key, self.gval[loc], NO_GRADE).astype(np.int16)
+
+def _judged(qrels: pd.DataFrame, rows: int) -> _Judged:
+    "Code the qrels once; a dense (topic, judged doc) grade table when it is no larger than the runs (`rows`)."
     topics, judged, q, gkey, gval = _qrels_codes(qrels)
-    S, Q, J = len(L.systems), len(topics), max(len(judged), 1)
-    ltopic = pd.Index(topics).get_indexer(L.queries)[L.query]   # topic of each list, -1 if not in the qrels
-    keep = ltopic >= 0                                          # the lists of qrels topics fill the arrays
-    if not keep.any(): _no_common_topics(L, topics, disjoint)
-    longest = int(L.lens[keep].max()) if keep.any() else 0
-    # pad to the depth cut, not to the longest list; at least one (padding) column, so that reductions over ranks
-    # (argmax, any) stay defined when every list is empty
-    D = max(longest if depth is None else min(longest, depth), 1)
-    need, cap = S * Q * D * _CELL_BYTES, _dense_cap(max_dense_bytes)
-    if need > cap:
-        big = int(np.flatnonzero(keep)[np.argmax(L.lens[keep])]) if keep.any() else None
-        where = "" if big is None else (f": the longest list, system {str(L.systems[L.system[big]])!r} topic "
-                                        f"{str(L.queries[L.query[big]])!r}")
-        raise MemoryError(f"the campaign's dense arrays would take {need / 2**30:.3g} GiB ({S} systems × {Q} topics × "
-                          f"{D} ranks{where}); cut the lists with depth= (trec_eval -M), or raise the cap of "
-                          f"{cap / 2**30:.3g} GiB with max_dense_bytes= or IRINNOV_MAX_DENSE_BYTES")
-    lengths = np.zeros((S, Q), np.int64)
-    lengths[L.system[keep], ltopic[keep]] = np.minimum(L.lens[keep], D)
-    cell = L.system.astype(np.int64) * Q + ltopic               # (system, topic) cell of each list (if kept)
-    # all lists there and at least D long: every cell is written, no need to pre-fill PAD, NaN and NO_GRADE
-    every = int(keep.sum()) == S * Q and bool((L.lens[keep] >= D).all())
-    alloc = lambda dt, fill: np.empty(S * Q * D, dt) if every else np.full(S * Q * D, fill, dt)
-    docs, scores, grades = alloc(np.int32, PAD), alloc(np.float64, np.nan), alloc(np.int16, NO_GRADE)
-    # a judged (topic, doc)'s grade: a dense (topic, judged doc) table when that is small, else a sorted search
-    if Q * J <= max(len(runs), 1 << 20):
-        table = np.full(Q * J, NO_GRADE, np.int16)
+    size = len(topics) * max(len(judged), 1)
+    table = None
+    if size <= max(rows, 1 << 20):
+        table = np.full(size, NO_GRADE, np.int16)
         table[gkey] = gval
-        grade_of = lambda key: table[key]
-    else:
-        def grade_of(key):
-            loc = np.searchsorted(gkey, key).clip(max=max(len(gkey) - 1, 0))
-            return np.where(gkey[loc] == key, gval[loc], NO_GRADE).astype(np.int16) if len(gkey) else \
-                np.full(len(key), NO_GRADE, np.int16)
+    return _Judged(topics, judged, q, gkey, gval, table)
+
+def _check_dense(S: int, Q: int, D: int, L: _Lists, keep: np.ndarray, max_dense_bytes: int | None,
+                 longest: str = "the longest list"):
+    "Refuse dense arrays over the cap, naming the longest list (the one that sets their depth)."
+    need, cap = S * Q * D * _CELL_BYTES, _dense_cap(max_dense_bytes)
+    if need <= cap: return
+    big = int(np.flatnonzero(keep)[np.argmax(L.lens[keep])]) if keep.any() else None
+    where = "" if big is None else (f": {longest}, system {str(L.systems[L.system[big]])!r} topic "
+                                    f"{str(L.queries[L.query[big]])!r}")
+    raise MemoryError(f"the campaign's dense arrays would take {need / 2**30:.3g} GiB ({S} systems × {Q} topics × "
+                      f"{D} ranks{where}); cut the lists with depth= (trec_eval -M), or raise the cap of "
+                      f"{cap / 2**30:.3g} GiB with max_dense_bytes= or IRINNOV_MAX_DENSE_BYTES")
+
+def _place(runs: pd.DataFrame, L: _Lists, jd: _Judged, ltopic: np.ndarray, cell: np.ndarray, D: int,
+           docs: np.ndarray, scores: np.ndarray, grades: np.ndarray):
+    "Write the top D positions of every list of `runs` whose topic is judged into the flat dense arrays, at `cell`·D."
+    keep, J = ltopic >= 0, max(len(jd.judged), 1)
     # the one string join: each run row's doc id against the judged documents only (in the column's own string
     # type: no cast of 5 M rows)
     da = _chunked(runs["doc"])
-    vs = pa.array(judged, type=da.type)
     score = runs["score"].to_numpy()
     if L.doc_values is not None:      # each distinct doc id matched once, then spread to the rows by integer code
-        per_value = _judged_codes(pa.chunked_array([L.doc_values]), pa.array(judged, type=L.doc_values.type), 0,
+        per_value = _judged_codes(pa.chunked_array([L.doc_values]), pa.array(jd.judged, type=L.doc_values.type), 0,
                                   len(L.doc_values))
         dc_all = per_value[L.doc_rank] if len(per_value) else np.zeros(0, np.int32)
         L.doc_values = L.doc_rank = None     # not needed any more (the cache keeps the lists)
-    else: dc_all = _judged_codes(da, vs, 0, len(runs))
+    else: dc_all = _judged_codes(da, pa.array(jd.judged, type=da.type), 0, len(runs))
     # a batch of whole lists (≈ _BLOCK positions) at a time: the codes, scores and grades of its positions go
     # straight into the dense arrays, with temporaries of a few MB
-    nl = len(L.lens)
+    nl, width = len(L.lens), len(docs) // D if D else 0
     edges = np.unique(np.r_[0, np.searchsorted(L.starts, np.arange(_BLOCK, len(runs), _BLOCK)), nl])
     for l0, l1 in zip(edges[:-1], edges[1:]):
         kp = keep[l0:l1]
@@ -1077,13 +1081,13 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
         lens = L.lens[l0:l1]
         gr = np.full(b - a, NO_GRADE, np.int16)
         j = np.flatnonzero(dc >= 0)                             # rows holding a judged document
-        if len(j) and len(gkey):
+        if len(j) and len(jd.gkey):
             lt = ltopic[l0 + np.searchsorted(L.starts[l0:l1], j + a, side="right") - 1]
             ok = lt >= 0
-            gr[j[ok]] = grade_of(lt[ok].astype(np.int64) * J + dc[j[ok]])
+            gr[j[ok]] = jd.grade_of(lt[ok].astype(np.int64) * J + dc[j[ok]])
         if kp.all() and (lens == D).all():    # whole rows of the (S·Q, D) arrays
             c = cell[l0:l1]
-            for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr.reshape(S * Q, D)[c] = v.reshape(-1, D)
+            for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr.reshape(width, D)[c] = v.reshape(-1, D)
         else:                                 # position by position, those of kept lists above the depth cut
             rank = np.arange(b - a) - np.repeat(L.starts[l0:l1] - a, lens)
             m = np.repeat(kp, lens) & (rank < D)
@@ -1096,8 +1100,32 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
             k = keep[li] & (tp - L.starts[li] < D)
             dst, src = cell[li[k]] * D + (tp[k] - L.starts[li[k]]), tr[k] - a
             for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[dst] = v[src]
-    c = Campaign(L.systems, topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
-                 lengths, judged, q, score_dtype, None)
+
+def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool, depth: int | None = None,
+            max_dense_bytes: int | None = None, disjoint: str = "warn") -> Campaign:
+    L = _lists(runs, score_dtype)
+    if len(L.systems) == 0: raise ValueError("no runs: a campaign needs at least one system")
+    if not _is_marked(runs): _check_unique(runs, L)
+    jd = _judged(qrels, len(runs))
+    S, Q = len(L.systems), len(jd.topics)
+    ltopic = pd.Index(jd.topics).get_indexer(L.queries)[L.query]   # topic of each list, -1 if not in the qrels
+    keep = ltopic >= 0                                             # the lists of qrels topics fill the arrays
+    if not keep.any(): _no_common_topics(L.queries, jd.topics, disjoint)
+    longest = int(L.lens[keep].max()) if keep.any() else 0
+    # pad to the depth cut, not to the longest list; at least one (padding) column, so that reductions over ranks
+    # (argmax, any) stay defined when every list is empty
+    D = max(longest if depth is None else min(longest, depth), 1)
+    _check_dense(S, Q, D, L, keep, max_dense_bytes)
+    lengths = np.zeros((S, Q), np.int64)
+    lengths[L.system[keep], ltopic[keep]] = np.minimum(L.lens[keep], D)
+    cell = L.system.astype(np.int64) * Q + ltopic               # (system, topic) cell of each list (if kept)
+    # all lists there and at least D long: every cell is written, no need to pre-fill PAD, NaN and NO_GRADE
+    every = int(keep.sum()) == S * Q and bool((L.lens[keep] >= D).all())
+    alloc = lambda dt, fill: np.empty(S * Q * D, dt) if every else np.full(S * Q * D, fill, dt)
+    docs, scores, grades = alloc(np.int32, PAD), alloc(np.float64, np.nan), alloc(np.int16, NO_GRADE)
+    _place(runs, L, jd, ltopic, cell, D, docs, scores, grades)
+    c = Campaign(L.systems, jd.topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
+                 lengths, jd.judged, jd.qrels, score_dtype, None)
     if not L.in_place: L.tie_pos = L.tie_rows = L.tie_pos[:0].copy()   # the permutation says it all: kept lists, less memory
     return c, L
 
@@ -1111,8 +1139,6 @@ def _ordered_fn(runs: pd.DataFrame, L: _Lists, depth: int | None):
         out["rank"] = rank if keep_rows is None else rank[keep_rows]
         return mark_unique(out)
     return ordered
-
-
 
 # %% ../nbs/00_trec.ipynb #42ca72a5
 _CACHE: OrderedDict = OrderedDict()   # (id(runs), id(qrels), options) -> _Entry; the last few encodings
@@ -1192,6 +1218,21 @@ def _check_qrels_frame(qrels: pd.DataFrame):
         i = int(np.flatnonzero(np.abs(g.astype(np.int64)) > MAX_GRADE)[0])
         raise _row_error(qrels, i, "qrels", _GRADE_RANGE.format(int(g[i])), keys)
 
+def _qrels_input(qrels) -> pd.DataFrame:
+    "The qrels checked as a file's are: a qrels frame as it is (a conflicting or repeated judgment is found while "
+    "coding it), anything else through `as_qrels`."
+    if isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns) and qrels["grade"].dtype.kind == "i":
+        _check_qrels_frame(qrels)
+        return _check_qrels(qrels, "qrels") if "subtopic" in qrels.columns else qrels
+    return as_qrels(qrels)
+
+def _check_options(score_dtype, depth, disjoint):
+    if score_dtype not in ("float32", "float64"):
+        raise ValueError(f"score_dtype must be 'float32' or 'float64', not {score_dtype!r}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise ValueError(f"depth must be a positive integer or None, not {depth!r}")
+    if disjoint not in ("warn", "error", "ignore"): raise ValueError(f"disjoint must be 'warn', 'error' or 'ignore', not {disjoint!r}")
+
 def prepare(runs,                             # runs (frame, file, dict, ...) or a `Campaign` (returned as it is, cut to `depth`)
             qrels=None,                       # qrels (frame, file, dict, ...); None with a `Campaign`
             score_dtype: str = "float32",     # compare scores as 'float32' (trec_eval 9.0.x) or 'float64'
@@ -1202,9 +1243,7 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
             disjoint: str = "warn",           # no run topic in the qrels: 'warn', 'error' or 'ignore'
            ) -> Campaign:
     "Encode `(runs, qrels)` once into a `Campaign`; a `Campaign` is returned as it is."
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
-        raise ValueError(f"depth must be a positive integer or None, not {depth!r}")
-    if disjoint not in ("warn", "error", "ignore"): raise ValueError(f"disjoint must be 'warn', 'error' or 'ignore', not {disjoint!r}")
+    _check_options(score_dtype, depth, disjoint)
     if isinstance(runs, Campaign):
         if qrels is not None and not isinstance(qrels, Campaign):
             raise ValueError("got a Campaign and qrels: a Campaign already holds its qrels")
@@ -1212,6 +1251,11 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
         return runs.truncate(depth)
     if qrels is None: raise ValueError("qrels are required unless a Campaign is given")
     depth = None if depth is None else int(depth)
+    if _is_paths(runs):             # run files: encoded a batch at a time, never as one frame
+        c = _encode_files(run_file_paths(runs), _qrels_input(qrels), score_dtype, keep_runs, depth, max_dense_bytes,
+                          disjoint, {}, None)
+        _trim()
+        return c
     opts = (score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
     hit = _cache_get(runs, qrels, opts)     # the same, unchanged frames encoded a moment ago (a naive caller)
     if hit is not None: return hit
@@ -1219,15 +1263,127 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     if is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
         if not _is_marked(runs): _check_runs_frame(runs)
     else: runs = as_runs(runs)
-    if isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns) and qrels["grade"].dtype.kind == "i":
-        _check_qrels_frame(qrels)       # (a conflicting or repeated judgment is found while coding it)
-        if "subtopic" in qrels.columns: qrels = _check_qrels(qrels, "qrels")
-    else: qrels = as_qrels(qrels)
+    qrels = _qrels_input(qrels)
     _trim()                         # the reading's garbage first, then the encoding's
     c, L = _encode(runs, qrels, score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
     _trim()
     if runs is given[0] and qrels is given[1]: _cache_put(runs, qrels, opts, c, L)   # frames used as they are
     return replace(c, runs_fn=_ordered_fn(runs, L, depth) if keep_runs else None)
+
+# %% ../nbs/00_trec.ipynb #b3c5f7e1
+_BATCH_ROWS = 1 << 19     # run lines per batch of files, at least (more where the qrels judge many documents)
+_LINE_BYTES = 40          # a TREC run line's usual length, to guess a file's lines from its size
+
+def _file_batches(files: list, rows: int) -> list:
+    "Consecutive groups of files of about `rows` run lines each, guessed from their sizes (a .gz counted 4×)."
+    out, cur, n = [], [], 0
+    for f in files:
+        size = os.stat(f).st_size if os.path.isfile(f) else 0     # (what is not a file fails when it is read)
+        cur.append(f)
+        n += size * (4 if str(f).endswith(".gz") else 1) // _LINE_BYTES
+        if n >= rows: out.append(cur); cur, n = [], 0
+    if cur: out.append(cur)
+    return out
+
+def _stamp(f) -> tuple:
+    st = os.stat(f)
+    return st.st_size, st.st_mtime_ns
+
+def _reread_fn(files: list, stamps: list, read_kw: dict, score_dtype: str, depth: int | None):
+    "A function building the ordered runs frame of a campaign encoded from files: the files read again, on first use."
+    def ordered():
+        for f, s in zip(files, stamps):
+            if not os.path.exists(f) or _stamp(f) != s:
+                raise ValueError(f"{f}: the run file changed since the campaign was prepared; prepare it again")
+        runs = read_runs(files, **read_kw)
+        return _ordered_fn(runs, _lists(runs, score_dtype), depth)()
+    return ordered
+
+def _encode_files(files: list, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool, depth: int | None,
+                  max_dense_bytes: int | None, disjoint: str, read_kw: dict, batch_rows: int | None) -> Campaign:
+    "Encode run files a batch at a time (the next batch read while this one is placed): no frame of all the runs."
+    names = {}
+    for f in files:
+        n = system_name(f)
+        if n in names: raise ValueError(f"{f}: system name {n!r} already taken by {names[n]}; rename one file or pass tag=True")
+        names[n] = f
+    files = [names[n] for n in sorted(names, key=lambda n: n.encode())]     # systems sorted byte-wise, as Arrow sorts
+    systems = np.array(sorted(names, key=lambda n: n.encode()), dtype=object)
+    stamps = [_stamp(f) for f in files] if keep_runs else None
+    total = sum(os.stat(f).st_size if os.path.isfile(f) else 0 for f in files) // _LINE_BYTES
+    jd = _judged(qrels, total)
+    batches = _file_batches(files, batch_rows or max(_BATCH_ROWS, 8 * len(jd.judged)))
+    S, Q = len(files), len(jd.topics)
+    D, docs = 0, None
+    lengths = np.zeros((S, Q), np.int64)
+    queries, kept, first = [], False, 0
+    bar = progress(total=len(files), desc="encoding run files", unit="file") if len(batches) > 1 else None
+    with ThreadPoolExecutor(1) as ahead:       # reading the next batch (Arrow's parser frees the GIL) while placing
+        nxt = ahead.submit(read_runs, batches[0], **read_kw)
+        for i, batch in enumerate(batches):
+            runs = nxt.result()
+            if i + 1 < len(batches): nxt = ahead.submit(read_runs, batches[i + 1], **read_kw)
+            L = _lists(runs, score_dtype)
+            if list(L.systems) != list(systems[first:first + len(batch)]):     # each file is one system, by name
+                raise RuntimeError(f"systems {list(L.systems)[:3]} read from {batch[0]}... are not those expected")
+            ltopic = pd.Index(jd.topics).get_indexer(L.queries)[L.query]
+            keep = ltopic >= 0
+            queries.append(L.queries)
+            kept |= bool(keep.any())
+            longest = int(L.lens[keep].max()) if keep.any() else 0
+            Db = max(longest if depth is None else min(longest, depth), 1)
+            if Db > D:                         # the first batch, or longer lists than so far: (re)allocate deeper
+                _check_dense(S, Q, Db, L, keep, max_dense_bytes, "the longest list read so far")
+                new = [np.full(S * Q * Db, fill, dt) for dt, fill in ((np.int32, PAD), (np.float64, np.nan),
+                                                                       (np.int16, NO_GRADE))]
+                if docs is not None:
+                    for n, o in zip(new, (docs, scores, grades)): n.reshape(S * Q, Db)[:, :D] = o.reshape(S * Q, D)
+                (docs, scores, grades), D = new, Db
+                del new
+            sysidx = first + L.system.astype(np.int64)       # the batch's systems: the next ones in sorted order
+            lengths[sysidx[keep], ltopic[keep]] = np.minimum(L.lens[keep], D)
+            _place(runs, L, jd, ltopic, sysidx * Q + ltopic, D, docs, scores, grades)
+            first += len(batch)
+            del runs, L
+            if bar is not None: bar.update(len(batch))
+    if bar is not None: bar.close()
+    if not kept: _no_common_topics(np.unique(np.concatenate(queries)), jd.topics, disjoint)
+    runs_fn = _reread_fn(files, stamps, read_kw, score_dtype, depth) if keep_runs else None
+    return Campaign(systems, jd.topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
+                    lengths, jd.judged, jd.qrels, score_dtype, runs_fn)
+
+def _is_paths(x) -> bool:
+    "A run file, directory or glob, or a list of run files."
+    return isinstance(x, (str, os.PathLike)) or (isinstance(x, (list, tuple)) and len(x) > 0
+                                                 and all(isinstance(p, (str, os.PathLike)) for p in x))
+
+def prepare_files(paths,                         # run files: a list, a directory or a glob
+                  qrels,                         # qrels (frame, file, dict, ...)
+                  *,
+                  score_dtype: str = "float32",  # compare scores as 'float32' (trec_eval 9.0.x) or 'float64'
+                  keep_runs: bool = True,        # let `Campaign.runs` read the files again (on first use) for the ordered runs
+                  depth: int | None = None,      # keep each list's top `depth` documents (trec_eval -M)
+                  max_dense_bytes: int | None = None,  # refuse dense arrays larger than this (default: half the memory)
+                  disjoint: str = "warn",        # no run topic in the qrels: 'warn', 'error' or 'ignore'
+                  tag: bool = False,             # system names from the tag column (then read as one frame)
+                  duplicates: str = "error",     # a repeated (query, doc) in a file: 'error' or keep the 'first'
+                  comments: bool = False,        # skip lines whose first non-blank character is `#` (trec_eval 10.0)
+                  max_bytes: int | None = None,  # refuse a file larger than this once decompressed
+                  batch_rows: int | None = None, # run lines read per batch (default: 512 k, or 8 per judged document)
+                 ) -> Campaign:
+    "Encode run files into a `Campaign` a batch of files at a time, never holding all the runs in one frame."
+    if tag:      # a tag may span files, so the systems are known only once every file is read
+        return prepare(read_runs(paths, tag=True, duplicates=duplicates, comments=comments, max_bytes=max_bytes),
+                       qrels, score_dtype, keep_runs, depth=depth, max_dense_bytes=max_dense_bytes, disjoint=disjoint)
+    _check_options(score_dtype, depth, disjoint)
+    if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
+    if batch_rows is not None and batch_rows < 1: raise ValueError(f"batch_rows must be ≥ 1, not {batch_rows}")
+    read_kw = dict(duplicates=duplicates, comments=comments, max_bytes=max_bytes)
+    c = _encode_files(run_file_paths(paths), _qrels_input(qrels), score_dtype, keep_runs,
+                      None if depth is None else int(depth), max_dense_bytes,
+                      disjoint, read_kw, batch_rows)
+    _trim()
+    return c
 
 # %% ../nbs/00_trec.ipynb #577dbdc4
 from fastcore.basics import patch

@@ -469,3 +469,98 @@ def test_progress_shows_in_jupyter_and_on_terminals_only(monkeypatch):
     monkeypatch.delenv("IRINNOV_PROGRESS")
     monkeypatch.setenv("CI", "true")
     assert progress(range(3)).disable
+
+
+# ---- run files straight into a campaign, a batch of files at a time ------------------------------------------------
+
+def write_system_files(runs: pd.DataFrame, folder: Path, gz_every: int = 0) -> Path:
+    "One run file `input.<system>` per system (every `gz_every`-th gzipped), lines in the frame's order."
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, (s, g) in enumerate(runs.groupby("system", sort=False)):
+        lines = g["query"] + " Q0 " + g.doc + " 0 " + g.score.map(repr) + " tag"
+        write(folder / f"input.{s}", "\n".join(lines) + "\n", gz=bool(gz_every) and i % gz_every == 0)
+    return folder
+
+
+def growing_layout(seed):
+    "Systems whose lists get longer in the files' sorted order (so later batches are deeper) and shorter again."
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s, n in (("a", 3), ("b", 7), ("c", 2), ("d", 12), ("e", 5)):
+        for t in range(4):
+            docs = rng.choice(60, n, replace=False)
+            score = np.round(rng.random(n), 1)
+            rows += [(s, f"t{t}", f"d{d}", float(x)) for d, x in zip(docs, score)]
+    runs = pd.DataFrame(rows, columns=["system", "query", "doc", "score"])
+    qrels = pd.DataFrame([(f"t{t}", f"d{d}", int(rng.choice([0, 1, 2]))) for t in range(5)
+                          for d in rng.choice(60, 25, replace=False)], columns=["query", "doc", "grade"])
+    return runs, qrels
+
+
+@pytest.mark.parametrize("batch_rows", [1, 20, 100, None])
+@pytest.mark.parametrize("seed", range(2))
+def test_prepare_files_equals_brute_force(tmp_path, seed, batch_rows):
+    """`prepare_files` reads a batch of files at a time and deepens the arrays when a later batch holds longer lists:
+    on every layout, one file or many per batch, the campaign equals the brute-force encoding of the same runs, and
+    `Campaign.runs` (the files read again) equals the ordered runs."""
+    from irinnov.trec import prepare_files
+    all_runs, qrels = layouts(seed)
+    all_runs["growing"], grow_qrels = growing_layout(seed)
+    for name, runs in all_runs.items():
+        if name == "split": continue            # a system's rows in two blocks: one file per system keeps them apart
+        q = grow_qrels if name == "growing" else qrels
+        folder = write_system_files(runs, tmp_path / f"{name}-{batch_rows}", gz_every=2)
+        c = prepare_files(folder, q, batch_rows=batch_rows)
+        systems, topics, docs, grades, scores = brute_campaign(runs, q)
+        assert c.systems.tolist() == systems and c.topics.tolist() == topics, name
+        np.testing.assert_array_equal(c.docs, docs, err_msg=name)
+        np.testing.assert_array_equal(c.grades, grades, err_msg=name)
+        np.testing.assert_array_equal(c.scores, scores, err_msg=name)
+        np.testing.assert_array_equal(c.lengths, (docs != PAD).sum(2), err_msg=name)
+        pd.testing.assert_frame_equal(c.runs, order_runs(read_runs(folder)))
+        cut = prepare_files(folder, q, batch_rows=batch_rows, depth=4)      # trec_eval -M 4
+        np.testing.assert_array_equal(cut.docs, docs[:, :, :4], err_msg=name)
+        np.testing.assert_array_equal(cut.lengths, np.minimum(c.lengths, 4), err_msg=name)
+        assert cut.runs["rank"].max() <= 4
+
+
+def test_prepare_files_equals_prepare_of_the_frame(tmp_path):
+    "`prepare(folder, qrels)` takes the file path; its campaign is the one `prepare(read_runs(folder), qrels)` builds."
+    from irinnov.trec import prepare_files
+    runs, qrels = growing_layout(7)
+    folder = write_system_files(runs, tmp_path / "runs")
+    a, b = prepare(read_runs(folder), qrels), prepare(folder, qrels)
+    for k in ("systems", "topics", "judged_docs", "docs", "grades", "lengths"):
+        np.testing.assert_array_equal(getattr(a, k), getattr(b, k), err_msg=k)
+    np.testing.assert_array_equal(a.scores, b.scores)
+    pd.testing.assert_frame_equal(a.qrels, b.qrels)
+    c = prepare_files(sorted(folder.iterdir())[:2], qrels, keep_runs=False)        # a list of files
+    assert c.systems.tolist() == ["a", "b"] and c.runs_fn is None
+
+
+def test_prepare_files_errors(tmp_path):
+    "The file path keeps every check: file and line of a bad line, two files of one system, a changed file, the cap."
+    from irinnov.trec import prepare_files
+    runs, qrels = growing_layout(3)
+    folder = write_system_files(runs, tmp_path / "runs")
+    # 5 systems × 5 topics × 7 ranks (system b's lists) fit in 3,000 bytes; 12 ranks (system d's) do not
+    with pytest.raises(MemoryError, match="12 ranks: the longest list read so far, system 'd' topic 't"):
+        prepare_files(folder, qrels, max_dense_bytes=3000, batch_rows=1)
+    with pytest.warns(UserWarning, match="no run topic is in the qrels"):
+        prepare_files(folder, qrels.assign(query=qrels["query"] + "x"))
+    with pytest.raises(ValueError, match="no run topic is in the qrels"):
+        prepare_files(folder, qrels.assign(query=qrels["query"] + "x"), disjoint="error")
+    c = prepare_files(folder, qrels)
+    write(folder / "input.b", (folder / "input.b").read_text() + "t9 Q0 dx 0 0.5 tag\n")
+    with pytest.raises(ValueError, match="input.b: the run file changed since the campaign was prepared"):
+        c.runs
+    write(folder / "input.c", "t1 Q0 d1 0 0.5 tag\nt1 Q0 d2 0 high tag\n")
+    with pytest.raises(TrecFormatError, match=r"input\.c:2: score 'high' is not a number"):
+        prepare_files(folder, qrels, batch_rows=1)
+    (tmp_path / "x").mkdir()
+    write(tmp_path / "x" / "input.a", "t1 Q0 d1 0 0.5 tag\n")
+    with pytest.raises(ValueError, match="system name 'a' already taken"):
+        prepare_files([folder / "input.a", tmp_path / "x" / "input.a"], qrels)
+    for bad, what in (({"batch_rows": 0}, "batch_rows"), ({"depth": 0}, "depth"), ({"duplicates": "x"}, "duplicates"),
+                      ({"score_dtype": "int"}, "score_dtype")):
+        with pytest.raises(ValueError, match=what): prepare_files(folder, qrels, **bad)
