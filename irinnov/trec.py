@@ -63,6 +63,7 @@ class TrecFormatError(ValueError):
 _POOL = pa.system_memory_pool()
 
 _BUF = threading.local()       # per thread: the buffer its last plain file was read into
+_REUSED = 1 << 24              # files up to this size are read into that buffer; larger ones into their own
 
 def _trim():
     "Hand the C heap's free pages back to the system (glibc's `malloc_trim`; elsewhere nothing)."
@@ -124,7 +125,7 @@ def _read_bytes(path, max_bytes: int | None = None) -> bytes | bytearray:
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size > cap: raise _too_big(path, cap)
-        buf = getattr(_BUF, "data", None) if size <= 1 << 24 else None
+        buf = getattr(_BUF, "data", None) if size <= _REUSED else None
         try:
             if buf is None: buf = bytearray(size)
             elif len(buf) > size: del buf[size:]
@@ -135,7 +136,7 @@ def _read_bytes(path, max_bytes: int | None = None) -> bytes | bytearray:
         if n < size: del buf[n:]
         buf += f.read(cap + 1 - len(buf))   # what fstat did not count (a file grown since, a pipe, /dev/zero): capped
         if len(buf) > cap: raise _too_big(path, cap)
-    if size <= 1 << 24: _BUF.data = buf
+    if size <= _REUSED: _BUF.data = buf
     return _gunzip(path, buf, cap) if buf[:2] == b"\x1f\x8b" else buf
 
 def _single_separators(a: np.ndarray, sep: int, step: int = 1 << 17) -> bool:
@@ -289,18 +290,26 @@ RUN_FILE_TYPES = {"query": pa.large_string(), "q0": pa.string(), "doc": pa.large
               "score": pa.float64(), "tag": pa.large_string()}
 
 def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False, max_bytes: int | None = None) -> dict:
-    "One run file's checked columns: `query`, `doc` (and `tag` if `name` is None) as Arrow large strings, `score`."
+    "One run file's checked columns: `query`, `doc` (and `tag` if `name` is None) as Arrow large strings, `score` "
+    "(chunked as the parser left them: a chunk per 64 MB of the file)."
     tag = name is None
     tbl, data = read_columns(path, RUN_FILE_COLUMNS, RUN_FILE_TYPES, {4: "float"}, "run",
                               include=["query", "doc", "score"] + (["tag"] if tag else []), comments=comments,
                               max_bytes=max_bytes)
-    cols = {k: _one_chunk(tbl.column(k)) for k in tbl.column_names}
+    # the chunks are kept as they are: joining them copied every column, and the copy came on top of the parse
+    cols = {k: tbl.column(k) for k in tbl.column_names}
+    del tbl
+    # a file over 16 MB has a buffer of its own (smaller ones reuse their thread's): it goes now, before the checks'
+    # temporaries come on top of it, and is read again only if an error needs its line numbers
+    if len(data) > _REUSED: data = None
+    lines = lambda: data if data is not None else _normalise_ws(_strip_comments(_read_bytes(path, max_bytes))
+                                                                 if comments else _read_bytes(path, max_bytes))[0]
     if pc.any(pc.is_nan(cols["score"])).as_py():
-        _check_lines(path, data, 6, {4: "float"}, "run")
+        _check_lines(path, lines(), 6, {4: "float"}, "run")
     if _maybe_duplicates([cols["query"], cols["doc"]] + ([cols["tag"]] if tag else [])):
-        df = _runs_frame(cols["tag"] if tag else _constant(name, tbl.num_rows), cols["query"], cols["doc"],
+        df = _runs_frame(cols["tag"] if tag else _constant(name, len(cols["score"])), cols["query"], cols["doc"],
                          cols["score"].to_numpy())
-        keep = pa.array(~_dedupe_mask(df, path, duplicates, lambda: line_numbers(data)))
+        keep = pa.array(~_dedupe_mask(df, path, duplicates, lambda: line_numbers(lines())))
         cols = {k: v.filter(keep) for k, v in cols.items()}
     return cols
 
@@ -323,15 +332,14 @@ def read_run(path,                      # a TREC run file, plain or gzip
                                     cols["score"].to_numpy()))
 
 def _row_codes(col) -> np.ndarray:
-    "Integer codes of a string column, equal exactly where the strings are: run-length blocks, then hashing."
-    a = _one_chunk(col) if isinstance(col, pa.ChunkedArray) else col
-    n = len(a)
+    "Integer codes of a string column (chunked or not), equal exactly where the strings are: run-length blocks, then hashing."
+    c = col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
+    n = len(c)
     if n < 2: return np.zeros(n, np.int64)
-    change = pc.not_equal(a.slice(1), a.slice(0, n - 1), memory_pool=_POOL)
-    starts = np.r_[0, np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1]
-    codes = lambda x: pc.dictionary_encode(x, memory_pool=_POOL).indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    if 4 * len(starts) > n: return codes(a)      # few repeats next to each other: hash every row
-    return np.repeat(codes(pc.take(a, starts, memory_pool=_POOL)), np.diff(np.r_[starts, n]))
+    starts = _run_starts(c)
+    codes = lambda x: _encoded(x)[1].astype(np.int64)
+    if 4 * len(starts) > n: return codes(c)      # few repeats next to each other: hash every row
+    return np.repeat(codes(_take(c, starts)), np.diff(np.r_[starts, n]))
 
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1], np.uint64)   # the low k bytes of a word
 
@@ -340,7 +348,9 @@ def _hash64(a, step: int = 1 << 16) -> np.ndarray | None:
     # Each string is read as ceil(len / 8) unaligned 64-bit words straight from Arrow's data buffer (a view with a
     # 1-byte stride), the bytes past its end masked off: temporaries of n words per pass instead of n × length
     # (hashing byte by byte cost 7 ms per 50,000 doc ids and peaks of 40 MB; this, 1 ms and a few MB).
-    if isinstance(a, pa.ChunkedArray): a = _one_chunk(a)
+    if isinstance(a, pa.ChunkedArray):         # chunk by chunk: no copy of the column
+        parts = [_hash64(c, step) for c in a.chunks]
+        return None if any(p is None for p in parts) else np.concatenate(parts) if parts else np.zeros(0, np.uint64)
     if a.null_count or not (pa.types.is_string(a.type) or pa.types.is_large_string(a.type)): return None
     n = len(a)
     if n == 0: return np.zeros(0, np.uint64)
@@ -375,12 +385,13 @@ def _maybe_duplicates(cols) -> bool:
     "certain; a True (a real repeat, or a hash collision) is settled exactly by the caller."
     key = np.zeros(len(cols[0]), np.uint64)
     for col in cols:
-        a = _one_chunk(col) if isinstance(col, pa.ChunkedArray) else col
-        n = len(a)
-        starts = np.r_[0, np.flatnonzero(pc.not_equal(a.slice(1), a.slice(0, n - 1), memory_pool=_POOL)
-                                         .to_numpy(zero_copy_only=False)) + 1] if n > 1 else np.zeros(min(n, 1), np.int64)
-        h = _hash64(a) if 4 * len(starts) > n else None       # many distinct neighbours (doc ids): hash the bytes
-        if h is None: h = _row_codes(a).astype(np.uint64)
+        c = col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
+        n = len(c)
+        # many distinct neighbours (doc ids): hash the bytes; else run-length codes. Judged on the first 64 k rows: a
+        # comparison of every neighbour cost as much as the hashing it decided on
+        head = c.slice(0, 1 << 16)
+        h = _hash64(c) if 4 * len(_run_starts(head)) > len(head) else None
+        if h is None: h = _row_codes(c).astype(np.uint64)
         key *= np.uint64(0x100000001B3)
         key ^= h
     key.sort()
@@ -463,7 +474,7 @@ def read_runs(paths,                     # a list of run files, a directory or a
     with ThreadPoolExecutor(threads) as ex:
         parts = list(ex.map(one, files))
     # one frame over the files' own Arrow strings (no copy); the scores copied once, into one array
-    col = lambda k: pa.chunked_array([p[k] for p in parts], pa.large_string())
+    col = lambda k: pa.chunked_array([c for p in parts for c in p[k].chunks], pa.large_string())
     offsets = {}      # files of as many lines and names of one length share one offsets buffer
     system = col("tag") if tag else pa.chunked_array(
         [_constant(system_name(f), len(p["score"]), offsets) for f, p in zip(files, parts)], pa.large_string())
@@ -1272,6 +1283,7 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
 
 # %% ../nbs/00_trec.ipynb #b3c5f7e1
 _BATCH_ROWS = 1 << 19     # run lines per batch of files, at least (more where the qrels judge many documents)
+_MAX_BATCH_ROWS = 1 << 22 # and at most (but for one file larger than that)
 _LINE_BYTES = 40          # a TREC run line's usual length, to guess a file's lines from its size
 
 def _file_batches(files: list, rows: int) -> list:
@@ -1310,21 +1322,30 @@ def _encode_files(files: list, qrels: pd.DataFrame, score_dtype: str, keep_runs:
     files = [names[n] for n in sorted(names, key=lambda n: n.encode())]     # systems sorted byte-wise, as Arrow sorts
     systems = np.array(sorted(names, key=lambda n: n.encode()), dtype=object)
     stamps = [_stamp(f) for f in files] if keep_runs else None
-    total = sum(os.stat(f).st_size if os.path.isfile(f) else 0 for f in files) // _LINE_BYTES
-    jd = _judged(qrels, total)
-    batches = _file_batches(files, batch_rows or max(_BATCH_ROWS, 8 * len(jd.judged)))
-    S, Q = len(files), len(jd.topics)
-    D, docs = 0, None
-    lengths = np.zeros((S, Q), np.int64)
-    queries, kept, first = [], False, 0
-    bar = progress(total=len(files), desc="encoding run files", unit="file") if len(batches) > 1 else None
-    with ThreadPoolExecutor(1) as ahead:       # reading the next batch (Arrow's parser frees the GIL) while placing
-        nxt = ahead.submit(read_runs, batches[0], **read_kw)
+    # batches of at least 512 k lines, or 8 per judgment where the qrels are large (a batch's lookup begins by hashing
+    # the judged documents), and at most 4 M (but for a larger file): a few batches in memory at once
+    batches = _file_batches(files, batch_rows or min(max(_BATCH_ROWS, 8 * len(qrels)), _MAX_BATCH_ROWS))
+    k = min(_cpus(), 2)
+    ahead = ThreadPoolExecutor(k)      # the next batches read, a file at a time (Arrow's parser frees the GIL)
+    read = lambda b: read_runs(b, threads=1, **read_kw)
+    pending = [ahead.submit(read, b) for b in batches[:k]]
+    bar = None
+    try:
+        total = sum(os.stat(f).st_size if os.path.isfile(f) else 0 for f in files) // _LINE_BYTES
+        jd = _judged(qrels, total)     # while the first batches are read
+        S, Q = len(files), len(jd.topics)
+        D, docs, scores, grades = 0, None, None, None
+        pads = (PAD, np.nan, NO_GRADE)
+        lengths = np.zeros((S, Q), np.int64)
+        queries, kept, first = [], False, 0
+        if len(batches) > 1: bar = progress(total=len(files), desc="encoding run files", unit="file")
         for i, batch in enumerate(batches):
-            runs = nxt.result()
-            if i + 1 < len(batches): nxt = ahead.submit(read_runs, batches[i + 1], **read_kw)
+            runs = pending[i].result()
+            pending[i] = None
+            if i + k < len(batches): pending.append(ahead.submit(read, batches[i + k]))
             L = _lists(runs, score_dtype)
-            if list(L.systems) != list(systems[first:first + len(batch)]):     # each file is one system, by name
+            nb = len(batch)
+            if list(L.systems) != list(systems[first:first + nb]):     # each file is one system, by name
                 raise RuntimeError(f"systems {list(L.systems)[:3]} read from {batch[0]}... are not those expected")
             ltopic = pd.Index(jd.topics).get_indexer(L.queries)[L.query]
             keep = ltopic >= 0
@@ -1334,19 +1355,29 @@ def _encode_files(files: list, qrels: pd.DataFrame, score_dtype: str, keep_runs:
             Db = max(longest if depth is None else min(longest, depth), 1)
             if Db > D:                         # the first batch, or longer lists than so far: (re)allocate deeper
                 _check_dense(S, Q, Db, L, keep, max_dense_bytes, "the longest list read so far")
-                new = [np.full(S * Q * Db, fill, dt) for dt, fill in ((np.int32, PAD), (np.float64, np.nan),
-                                                                       (np.int16, NO_GRADE))]
-                if docs is not None:
-                    for n, o in zip(new, (docs, scores, grades)): n.reshape(S * Q, Db)[:, :D] = o.reshape(S * Q, D)
+                new = [np.empty(S * Q * Db, dt) for dt in (np.int32, np.float64, np.int16)]
+                for n, o, pad in zip(new, (docs, scores, grades), pads):
+                    if first:                  # the systems placed so far, padded to the new depth
+                        v = n.reshape(S, Q, Db)[:first]
+                        v[:, :, :D] = o.reshape(S, Q, D)[:first]
+                        v[:, :, D:] = pad
                 (docs, scores, grades), D = new, Db
                 del new
-            sysidx = first + L.system.astype(np.int64)       # the batch's systems: the next ones in sorted order
+            # the batch's systems (the next ones in sorted order): padding first, unless each of their (topic) cells
+            # holds a list at least D long
+            if int(keep.sum()) != nb * Q or not bool((L.lens[keep] >= D).all()):
+                for arr, pad in zip((docs, scores, grades), pads): arr.reshape(S, Q * D)[first:first + nb] = pad
+            sysidx = first + L.system.astype(np.int64)
             lengths[sysidx[keep], ltopic[keep]] = np.minimum(L.lens[keep], D)
             _place(runs, L, jd, ltopic, sysidx * Q + ltopic, D, docs, scores, grades)
-            first += len(batch)
+            first += nb
             del runs, L
-            if bar is not None: bar.update(len(batch))
-    if bar is not None: bar.close()
+            if bar is not None: bar.update(nb)
+    finally:
+        for f in pending:
+            if f is not None: f.cancel()
+        ahead.shutdown(wait=True)
+        if bar is not None: bar.close()
     if not kept: _no_common_topics(np.unique(np.concatenate(queries)), jd.topics, disjoint)
     runs_fn = _reread_fn(files, stamps, read_kw, score_dtype, depth) if keep_runs else None
     return Campaign(systems, jd.topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),

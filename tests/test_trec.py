@@ -564,3 +564,27 @@ def test_prepare_files_errors(tmp_path):
     for bad, what in (({"batch_rows": 0}, "batch_rows"), ({"depth": 0}, "depth"), ({"duplicates": "x"}, "duplicates"),
                       ({"score_dtype": "int"}, "score_dtype")):
         with pytest.raises(ValueError, match=what): prepare_files(folder, qrels, **bad)
+
+
+def test_files_parsed_in_many_chunks(tmp_path, monkeypatch):
+    """A file over 64 MB is parsed in blocks and its columns stay in one chunk per block (joining them copied every
+    column), and a file over 16 MB lets its bytes go once parsed: with blocks of 256 bytes and every file counted as
+    large, the frame is the one read in one block, and a repeated document is still found across blocks, with the
+    line numbers of both lines (the file read again for them)."""
+    import irinnov.trec as trec
+    rng = np.random.default_rng(5)
+    lines = [f"q{q} Q0 doc{d} {r} {float(s)!r} run" for q in range(4) for r, (d, s) in
+             enumerate(zip(rng.choice(1000, 50, replace=False), np.round(rng.random(50), 2)), 1)]
+    f = write(tmp_path / "input.run", "\n".join(lines) + "\n")
+    whole = read_run(f)
+    monkeypatch.setattr(trec, "_block_size", lambda n: 256)
+    monkeypatch.setattr(trec, "_REUSED", 0)
+    chunked = read_run(f)
+    assert trec._chunked(chunked["doc"]).num_chunks > 10
+    pd.testing.assert_frame_equal(chunked, whole)
+    pd.testing.assert_frame_equal(order_runs(chunked), order_runs(whole))
+    dup = lines[:150] + [lines[2].replace(" 3 ", " 151 ")] + lines[150:]          # doc of line 3 again at line 151
+    write(f, "\n".join(dup) + "\n")
+    with pytest.raises(TrecFormatError, match=r"input\.run:151: duplicate run entry .* \(lines 3, 151\)"):
+        read_run(f)
+    assert len(read_run(f, duplicates="first")) == len(lines)
