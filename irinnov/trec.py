@@ -1326,8 +1326,11 @@ def _encode_files(files: list, qrels: pd.DataFrame, score_dtype: str, keep_runs:
     # the judged documents), and at most 4 M (but for a larger file): a few batches in memory at once
     batches = _file_batches(files, batch_rows or min(max(_BATCH_ROWS, 8 * len(qrels)), _MAX_BATCH_ROWS))
     k = min(_cpus(), 2)
-    ahead = ThreadPoolExecutor(k)      # the next batches read, a file at a time (Arrow's parser frees the GIL)
-    read = lambda b: read_runs(b, threads=1, **read_kw)
+    ahead = ThreadPoolExecutor(k)      # the next batches read and ordered (Arrow and numpy's sorts free the GIL)
+
+    def read(batch):
+        runs = read_runs(batch, threads=1, **read_kw)
+        return runs, _lists(runs, score_dtype)
     pending = [ahead.submit(read, b) for b in batches[:k]]
     bar = None
     try:
@@ -1340,10 +1343,9 @@ def _encode_files(files: list, qrels: pd.DataFrame, score_dtype: str, keep_runs:
         queries, kept, first = [], False, 0
         if len(batches) > 1: bar = progress(total=len(files), desc="encoding run files", unit="file")
         for i, batch in enumerate(batches):
-            runs = pending[i].result()
+            runs, L = pending[i].result()
             pending[i] = None
             if i + k < len(batches): pending.append(ahead.submit(read, batches[i + k]))
-            L = _lists(runs, score_dtype)
             nb = len(batch)
             if list(L.systems) != list(systems[first:first + nb]):     # each file is one system, by name
                 raise RuntimeError(f"systems {list(L.systems)[:3]} read from {batch[0]}... are not those expected")
