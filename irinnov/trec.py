@@ -197,16 +197,10 @@ def _block_size(n: int) -> int:
     "file costs memory: a 64 MB block for a 2.6 MB qrels file raised the peak by 45 MB)."
     return min(1 << 26, max(n + 1, 1 << 16))
 
-def read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None,
-                  comments: bool = False, max_bytes: int | None = None) -> tuple[pa.Table, bytes]:
-    "Parse a whitespace-separated file into a pyarrow table, or raise a precise `TrecFormatError`."
-    data = _read_bytes(path, max_bytes)
-    if comments: data = _strip_comments(data)
-    data, delim = _normalise_ws(data)
-    if not data or data.isspace():     # (isspace stops at the first other byte; strip would copy the file)
-        raise TrecFormatError(path, None, f"empty {what} file")
+def _parse(path, data, delim: str, names: list, types: dict, kinds: dict, what: str, include, whole) -> pa.Table:
+    "Parse normalised bytes with pyarrow; on failure, the first bad line of the file (`whole()`: all its bytes)."
     try:
-        tbl = pacsv.read_csv(
+        return pacsv.read_csv(
             pa.BufferReader(pa.py_buffer(data)), memory_pool=_POOL,
             read_options=pacsv.ReadOptions(column_names=names, use_threads=False, block_size=_block_size(len(data))),
             parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
@@ -215,9 +209,50 @@ def read_columns(path, names: list, types: dict, kinds: dict, what: str, include
                                                  quoted_strings_can_be_null=False, null_values=[],
                                                  include_columns=include or names))
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
-        _check_lines(path, data, len(names), kinds, what)
+        _check_lines(path, whole(), len(names), kinds, what)
         raise TrecFormatError(path, None, f"cannot parse {what} file: {e}") from None
-    return tbl, data
+
+_PIECE = 1 << 24      # a large plain file is read and parsed this many bytes at a time
+
+def _pieces(path, cap: int):
+    "A plain file's bytes, about `_PIECE` at a time, each piece ending at a newline (the last at the end of the file)."
+    total, rest = 0, b""
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(_PIECE)
+            total += len(block)
+            if total > cap: raise _too_big(path, cap)
+            if not block: break
+            cut = block.rfind(b"\n") + 1
+            if cut == 0: rest += block; continue
+            yield rest + block[:cut] if rest else block[:cut]
+            rest = block[cut:]
+    if rest: yield rest
+
+def read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None,
+                  comments: bool = False, max_bytes: int | None = None,
+                  keep_bytes: bool = True) -> tuple[pa.Table, bytes | None]:
+    "Parse a whitespace-separated file into a pyarrow table, or raise a precise `TrecFormatError`; with "
+    "`keep_bytes=False` a large plain file is read a piece at a time and no bytes are returned."
+    def whole():
+        data = _read_bytes(path, max_bytes)
+        return _normalise_ws(_strip_comments(data) if comments else data)
+    if not keep_bytes and os.path.isfile(path) and os.path.getsize(path) > _REUSED:
+        with open(path, "rb") as f: gz = f.read(2) == b"\x1f\x8b"
+        if not gz:        # its own bytes never all in memory: a piece's bytes, then its columns (64 MB at a time)
+            tables = []
+            for piece in _pieces(path, _max_bytes(max_bytes)):
+                if comments: piece = _strip_comments(piece)
+                piece, delim = _normalise_ws(piece)
+                if not piece or piece.isspace(): continue
+                tables.append(_parse(path, piece, delim, names, types, kinds, what, include, lambda: whole()[0]))
+                del piece
+            if not tables: raise TrecFormatError(path, None, f"empty {what} file")
+            return pa.concat_tables(tables), None
+    data, delim = whole()
+    if not data or data.isspace():     # (isspace stops at the first other byte; strip would copy the file)
+        raise TrecFormatError(path, None, f"empty {what} file")
+    return _parse(path, data, delim, names, types, kinds, what, include, lambda: data), data
 
 # %% ../nbs/00_trec.ipynb #b817182f
 RUN_COLUMNS = ["system", "query", "doc", "score"]
@@ -295,13 +330,15 @@ def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False,
     tag = name is None
     tbl, data = read_columns(path, RUN_FILE_COLUMNS, RUN_FILE_TYPES, {4: "float"}, "run",
                               include=["query", "doc", "score"] + (["tag"] if tag else []), comments=comments,
-                              max_bytes=max_bytes)
+                              max_bytes=max_bytes, keep_bytes=False)
     # the chunks are kept as they are: joining them copied every column, and the copy came on top of the parse
     cols = {k: tbl.column(k) for k in tbl.column_names}
     del tbl
-    # a file over 16 MB has a buffer of its own (smaller ones reuse their thread's): it goes now, before the checks'
-    # temporaries come on top of it, and is read again only if an error needs its line numbers
-    if len(data) > _REUSED: data = None
+    # a file over 16 MB was read a piece at a time, or (gzip) into a buffer of its own (smaller ones reuse their
+    # thread's): it goes now, before the checks' temporaries come on top of it, and is read again only if an error
+    # needs its line numbers
+    if data is not None and len(data) > _REUSED: data = None
+    if len(cols["score"]) > 1 << 20: _trim()      # the parser's freed blocks back to the system before the checks
     lines = lambda: data if data is not None else _normalise_ws(_strip_comments(_read_bytes(path, max_bytes))
                                                                  if comments else _read_bytes(path, max_bytes))[0]
     if pc.any(pc.is_nan(cols["score"])).as_py():
@@ -343,21 +380,24 @@ def _row_codes(col) -> np.ndarray:
 
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2 ** 64 - 1], np.uint64)   # the low k bytes of a word
 
-def _hash64(a, step: int = 1 << 16) -> np.ndarray | None:
+def _hash64(a, step: int = 1 << 16, out: np.ndarray | None = None) -> np.ndarray | None:
     "A 64-bit hash of every string, eight bytes at a time (equal strings, equal hashes); None for strings over 256 bytes."
     # Each string is read as ceil(len / 8) unaligned 64-bit words straight from Arrow's data buffer (a view with a
     # 1-byte stride), the bytes past its end masked off: temporaries of n words per pass instead of n × length
     # (hashing byte by byte cost 7 ms per 50,000 doc ids and peaks of 40 MB; this, 1 ms and a few MB).
-    if isinstance(a, pa.ChunkedArray):         # chunk by chunk: no copy of the column
-        parts = [_hash64(c, step) for c in a.chunks]
-        return None if any(p is None for p in parts) else np.concatenate(parts) if parts else np.zeros(0, np.uint64)
+    if isinstance(a, pa.ChunkedArray):         # chunk by chunk, into one array: no copy of the column or the hashes
+        out, at = np.empty(len(a), np.uint64), 0
+        for c in a.chunks:
+            if _hash64(c, step, out[at:at + len(c)]) is None: return None
+            at += len(c)
+        return out
     if a.null_count or not (pa.types.is_string(a.type) or pa.types.is_large_string(a.type)): return None
     n = len(a)
     if n == 0: return np.zeros(0, np.uint64)
     off = np.frombuffer(a.buffers()[1], np.int64 if pa.types.is_large_string(a.type) else np.int32)[a.offset:a.offset + n + 1]
     if int((off[1:] - off[:-1]).max()) > 256: return None
     data = np.frombuffer(a.buffers()[2], np.uint8) if a.buffers()[2] is not None else np.zeros(0, np.uint8)
-    out = np.empty(n, np.uint64)
+    if out is None: out = np.empty(n, np.uint64)
     for i in range(0, n, step):                 # blocks of rows: temporaries of a few MB
         o = off[i:min(n, i + step) + 1]
         m = int(o[-1] - o[0])
@@ -391,9 +431,10 @@ def _maybe_duplicates(cols) -> bool:
         # comparison of every neighbour cost as much as the hashing it decided on
         head = c.slice(0, 1 << 16)
         h = _hash64(c) if 4 * len(_run_starts(head)) > len(head) else None
-        if h is None: h = _row_codes(c).astype(np.uint64)
+        if h is None: h = _row_codes(c).view(np.uint64)       # (codes ≥ 0: the same bits, no copy)
         key *= np.uint64(0x100000001B3)
         key ^= h
+        del h
     key.sort()
     return bool((key[1:] == key[:-1]).any())
 
