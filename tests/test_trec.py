@@ -578,7 +578,8 @@ def test_files_parsed_in_many_chunks(tmp_path, monkeypatch):
     f = write(tmp_path / "input.run", "\n".join(lines) + "\n")
     whole = read_run(f)
     monkeypatch.setattr(trec, "_block_size", lambda n: 256)
-    monkeypatch.setattr(trec, "_REUSED", 0)
+    monkeypatch.setattr(trec, "_REUSED", 0)          # every file "large": read a piece at a time
+    monkeypatch.setattr(trec, "_PIECE", 300)         # pieces of a few lines, cut inside lines
     chunked = read_run(f)
     assert trec._chunked(chunked["doc"]).num_chunks > 10
     pd.testing.assert_frame_equal(chunked, whole)
@@ -588,3 +589,12 @@ def test_files_parsed_in_many_chunks(tmp_path, monkeypatch):
     with pytest.raises(TrecFormatError, match=r"input\.run:151: duplicate run entry .* \(lines 3, 151\)"):
         read_run(f)
     assert len(read_run(f, duplicates="first")) == len(lines)
+    # pieces with other separators (tabs, CRLF, runs of spaces) and comments, and a bad line in a late piece
+    messy = [l.replace(" ", "\t") if i % 3 == 0 else l.replace(" Q0 ", "  Q0   ") + ("\r" if i % 5 == 0 else "")
+             for i, l in enumerate(lines)]
+    write(f, "# a comment\n" + "\n".join(messy[:100]) + "\n  # another\n" + "\n".join(messy[100:]) + "\n")
+    pd.testing.assert_frame_equal(read_run(f, comments=True), whole)
+    bad = lines[:170] + [lines[170].replace(" run", " run extra")] + lines[171:]
+    write(f, "\n".join(bad) + "\n")
+    with pytest.raises(TrecFormatError, match=r"input\.run:171: expected 6 columns in a run line, found 7"):
+        read_run(f)
