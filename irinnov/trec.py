@@ -368,6 +368,44 @@ def read_run(path,                      # a TREC run file, plain or gzip
     return mark_unique(_runs_frame(cols["tag"] if tag else _constant(name, n), cols["query"], cols["doc"],
                                     cols["score"].to_numpy()))
 
+def _encoded(arr) -> tuple[pa.Array, np.ndarray]:
+    "Dictionary encoding of a string array, chunked or not, without concatenating its chunks: (dictionary, indices)."
+    if isinstance(arr, pa.ChunkedArray) and arr.num_chunks != 1:
+        if arr.num_chunks == 0: return pa.array([], arr.type), np.zeros(0, np.int32)
+        enc = pc.dictionary_encode(arr, memory_pool=_POOL)            # the chunks share one dictionary
+        return enc.chunk(0).dictionary, np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in enc.chunks])
+    enc = pc.dictionary_encode(arr.chunk(0) if isinstance(arr, pa.ChunkedArray) else arr, memory_pool=_POOL)
+    return enc.dictionary, enc.indices.to_numpy(zero_copy_only=False)
+
+def _take(arr, idx: np.ndarray) -> pa.Array:
+    "`arr.take(idx)` done chunk by chunk (Arrow's take on a chunked array first concatenates all its chunks)."
+    idx = np.asarray(idx, dtype=np.int64)
+    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    if len(chunks) <= 1: return pc.take(chunks[0] if chunks else pa.array([], arr.type), idx, memory_pool=_POOL)
+    bounds = np.cumsum([0] + [len(c) for c in chunks])
+    ch = np.searchsorted(bounds, idx, side="right") - 1      # the chunk of each index (empty chunks never hit)
+    o = None if (ch[1:] >= ch[:-1]).all() else np.argsort(ch, kind="stable")
+    if o is not None: ch, idx = ch[o], idx[o]
+    cut = np.searchsorted(ch, np.arange(len(chunks) + 1))
+    parts = [pc.take(chunks[c], idx[cut[c]:cut[c + 1]] - bounds[c], memory_pool=_POOL)
+             for c in range(len(chunks)) if cut[c + 1] > cut[c]]
+    out = pa.concat_arrays(parts, memory_pool=_POOL) if parts else chunks[0].slice(0, 0)
+    if o is None: return out
+    back = np.empty(len(o), np.int64)
+    back[o] = np.arange(len(o))
+    return pc.take(out, back, memory_pool=_POOL)
+
+def _run_starts(col: pa.ChunkedArray) -> np.ndarray:
+    "First row of every run-length block of one string column."
+    n = len(col)
+    if n < 2: return np.zeros(n, np.int64)
+    ch = pc.not_equal(col.slice(1), col.slice(0, n - 1), memory_pool=_POOL)
+    out, at = [np.zeros(1, np.int64)], 1
+    for c in ch.chunks:
+        out.append(np.flatnonzero(c.to_numpy(zero_copy_only=False)) + at)
+        at += len(c)
+    return np.concatenate(out)
+
 def _row_codes(col) -> np.ndarray:
     "Integer codes of a string column (chunked or not), equal exactly where the strings are: run-length blocks, then hashing."
     c = col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
@@ -692,15 +730,6 @@ def _f32_desc_key(scores: np.ndarray) -> np.ndarray:
     t ^= b
     return t.view(np.uint32)
 
-def _encoded(arr) -> tuple[pa.Array, np.ndarray]:
-    "Dictionary encoding of a string array, chunked or not, without concatenating its chunks: (dictionary, indices)."
-    if isinstance(arr, pa.ChunkedArray) and arr.num_chunks != 1:
-        if arr.num_chunks == 0: return pa.array([], arr.type), np.zeros(0, np.int32)
-        enc = pc.dictionary_encode(arr, memory_pool=_POOL)            # the chunks share one dictionary
-        return enc.chunk(0).dictionary, np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in enc.chunks])
-    enc = pc.dictionary_encode(arr.chunk(0) if isinstance(arr, pa.ChunkedArray) else arr, memory_pool=_POOL)
-    return enc.dictionary, enc.indices.to_numpy(zero_copy_only=False)
-
 def _sorted_values(arr, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
     "The distinct values of a string array sorted (byte-wise, as UTF-8 sorts) and each entry's index among them."
     dictionary, idx = _encoded(arr)
@@ -709,24 +738,6 @@ def _sorted_values(arr, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
     rank[order] = np.arange(len(order))
     values = np.array(dictionary.take(pa.array(order, pa.int64())).to_pylist(), dtype=object)
     return values, rank[idx]
-
-def _take(arr, idx: np.ndarray) -> pa.Array:
-    "`arr.take(idx)` done chunk by chunk (Arrow's take on a chunked array first concatenates all its chunks)."
-    idx = np.asarray(idx, dtype=np.int64)
-    chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    if len(chunks) <= 1: return pc.take(chunks[0] if chunks else pa.array([], arr.type), idx, memory_pool=_POOL)
-    bounds = np.cumsum([0] + [len(c) for c in chunks])
-    ch = np.searchsorted(bounds, idx, side="right") - 1      # the chunk of each index (empty chunks never hit)
-    o = None if (ch[1:] >= ch[:-1]).all() else np.argsort(ch, kind="stable")
-    if o is not None: ch, idx = ch[o], idx[o]
-    cut = np.searchsorted(ch, np.arange(len(chunks) + 1))
-    parts = [pc.take(chunks[c], idx[cut[c]:cut[c + 1]] - bounds[c], memory_pool=_POOL)
-             for c in range(len(chunks)) if cut[c + 1] > cut[c]]
-    out = pa.concat_arrays(parts, memory_pool=_POOL) if parts else chunks[0].slice(0, 0)
-    if o is None: return out
-    back = np.empty(len(o), np.int64)
-    back[o] = np.arange(len(o))
-    return pc.take(out, back, memory_pool=_POOL)
 
 _BLOCK = 1 << 20     # rows per pass over the runs: temporaries of a few MB instead of as long as the runs
 
@@ -850,17 +861,6 @@ def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
     if perm is not None: perm[pos] = rows
     return _Lists(perm, starts, lens, lsys, lq, systems, queries, pos, rows, n)
 
-def _run_starts(col: pa.ChunkedArray) -> np.ndarray:
-    "First row of every run-length block of one string column."
-    n = len(col)
-    if n < 2: return np.zeros(n, np.int64)
-    ch = pc.not_equal(col.slice(1), col.slice(0, n - 1), memory_pool=_POOL)
-    out, at = [np.zeros(1, np.int64)], 1
-    for c in ch.chunks:
-        out.append(np.flatnonzero(c.to_numpy(zero_copy_only=False)) + at)
-        at += len(c)
-    return np.concatenate(out)
-
 def _sorted_codes(col: pa.ChunkedArray, starts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     "Sorted distinct values of a string column and each row's index among them (int32): run-length blocks, or hashing."
     n = len(col)
@@ -931,8 +931,6 @@ def is_runs_frame(x  # anything
                  ) -> bool:
     "Whether `x` is already a runs frame as irinnov makes them (system, query, doc, score as float64)."
     return isinstance(x, pd.DataFrame) and list(x.columns[:4]) == RUN_COLUMNS and x["score"].dtype == np.float64
-
-
 
 # %% ../nbs/00_trec.ipynb #a7693ed4
 def tie_report(runs, score_dtype: str = "float32") -> pd.DataFrame:
@@ -1270,59 +1268,6 @@ def _check_qrels_frame(qrels: pd.DataFrame):
         i = int(np.flatnonzero(np.abs(g.astype(np.int64)) > MAX_GRADE)[0])
         raise _row_error(qrels, i, "qrels", _GRADE_RANGE.format(int(g[i])), keys)
 
-def _qrels_input(qrels) -> pd.DataFrame:
-    "The qrels checked as a file's are: a qrels frame as it is (a conflicting or repeated judgment is found while "
-    "coding it), anything else through `as_qrels`."
-    if isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns) and qrels["grade"].dtype.kind == "i":
-        _check_qrels_frame(qrels)
-        return _check_qrels(qrels, "qrels") if "subtopic" in qrels.columns else qrels
-    return as_qrels(qrels)
-
-def _check_options(score_dtype, depth, disjoint):
-    if score_dtype not in ("float32", "float64"):
-        raise ValueError(f"score_dtype must be 'float32' or 'float64', not {score_dtype!r}")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
-        raise ValueError(f"depth must be a positive integer or None, not {depth!r}")
-    if disjoint not in ("warn", "error", "ignore"): raise ValueError(f"disjoint must be 'warn', 'error' or 'ignore', not {disjoint!r}")
-
-def prepare(runs,                             # runs (frame, file, dict, ...) or a `Campaign` (returned as it is, cut to `depth`)
-            qrels=None,                       # qrels (frame, file, dict, ...); None with a `Campaign`
-            score_dtype: str = "float32",     # compare scores as 'float32' (trec_eval 9.0.x) or 'float64'
-            keep_runs: bool = True,           # keep what `Campaign.runs` needs to rebuild the ordered runs frame
-            *,
-            depth: int | None = None,         # keep each list's top `depth` documents (trec_eval -M), cut while encoding
-            max_dense_bytes: int | None = None,  # refuse dense arrays larger than this (default: half the memory)
-            disjoint: str = "warn",           # no run topic in the qrels: 'warn', 'error' or 'ignore'
-           ) -> Campaign:
-    "Encode `(runs, qrels)` once into a `Campaign`; a `Campaign` is returned as it is."
-    _check_options(score_dtype, depth, disjoint)
-    if isinstance(runs, Campaign):
-        if qrels is not None and not isinstance(qrels, Campaign):
-            raise ValueError("got a Campaign and qrels: a Campaign already holds its qrels")
-        if runs.docs.size >= 1 << 20: _trim()   # a measure starts here: the last one's freed temporaries go back first
-        return runs.truncate(depth)
-    if qrels is None: raise ValueError("qrels are required unless a Campaign is given")
-    depth = None if depth is None else int(depth)
-    if _is_paths(runs):             # run files: encoded a batch at a time, never as one frame
-        c = _encode_files(run_file_paths(runs), _qrels_input(qrels), score_dtype, keep_runs, depth, max_dense_bytes,
-                          disjoint, {}, None)
-        _trim()
-        return c
-    opts = (score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
-    hit = _cache_get(runs, qrels, opts)     # the same, unchanged frames encoded a moment ago (a naive caller)
-    if hit is not None: return hit
-    given = (runs, qrels)
-    if is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
-        if not _is_marked(runs): _check_runs_frame(runs)
-    else: runs = as_runs(runs)
-    qrels = _qrels_input(qrels)
-    _trim()                         # the reading's garbage first, then the encoding's
-    c, L = _encode(runs, qrels, score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
-    _trim()
-    if runs is given[0] and qrels is given[1]: _cache_put(runs, qrels, opts, c, L)   # frames used as they are
-    return replace(c, runs_fn=_ordered_fn(runs, L, depth) if keep_runs else None)
-
-# %% ../nbs/00_trec.ipynb #b3c5f7e1
 _BATCH_ROWS = 1 << 19     # run lines per batch of files, at least (more where the qrels judge many documents)
 _MAX_BATCH_ROWS = 1 << 22 # and at most (but for one file larger than that)
 _LINE_BYTES = 40          # a TREC run line's usual length, to guess a file's lines from its size
@@ -1431,6 +1376,59 @@ def _is_paths(x) -> bool:
     return isinstance(x, (str, os.PathLike)) or (isinstance(x, (list, tuple)) and len(x) > 0
                                                  and all(isinstance(p, (str, os.PathLike)) for p in x))
 
+def _qrels_input(qrels) -> pd.DataFrame:
+    "The qrels checked as a file's are: a qrels frame as it is (a conflicting or repeated judgment is found while "
+    "coding it), anything else through `as_qrels`."
+    if isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns) and qrels["grade"].dtype.kind == "i":
+        _check_qrels_frame(qrels)
+        return _check_qrels(qrels, "qrels") if "subtopic" in qrels.columns else qrels
+    return as_qrels(qrels)
+
+def _check_options(score_dtype, depth, disjoint):
+    if score_dtype not in ("float32", "float64"):
+        raise ValueError(f"score_dtype must be 'float32' or 'float64', not {score_dtype!r}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise ValueError(f"depth must be a positive integer or None, not {depth!r}")
+    if disjoint not in ("warn", "error", "ignore"): raise ValueError(f"disjoint must be 'warn', 'error' or 'ignore', not {disjoint!r}")
+
+def prepare(runs,                             # runs (frame, file, dict, ...) or a `Campaign` (returned as it is, cut to `depth`)
+            qrels=None,                       # qrels (frame, file, dict, ...); None with a `Campaign`
+            score_dtype: str = "float32",     # compare scores as 'float32' (trec_eval 9.0.x) or 'float64'
+            keep_runs: bool = True,           # keep what `Campaign.runs` needs to rebuild the ordered runs frame
+            *,
+            depth: int | None = None,         # keep each list's top `depth` documents (trec_eval -M), cut while encoding
+            max_dense_bytes: int | None = None,  # refuse dense arrays larger than this (default: half the memory)
+            disjoint: str = "warn",           # no run topic in the qrels: 'warn', 'error' or 'ignore'
+           ) -> Campaign:
+    "Encode `(runs, qrels)` once into a `Campaign`; a `Campaign` is returned as it is."
+    _check_options(score_dtype, depth, disjoint)
+    if isinstance(runs, Campaign):
+        if qrels is not None and not isinstance(qrels, Campaign):
+            raise ValueError("got a Campaign and qrels: a Campaign already holds its qrels")
+        if runs.docs.size >= 1 << 20: _trim()   # a measure starts here: the last one's freed temporaries go back first
+        return runs.truncate(depth)
+    if qrels is None: raise ValueError("qrels are required unless a Campaign is given")
+    depth = None if depth is None else int(depth)
+    if _is_paths(runs):             # run files: encoded a batch at a time, never as one frame
+        c = _encode_files(run_file_paths(runs), _qrels_input(qrels), score_dtype, keep_runs, depth, max_dense_bytes,
+                          disjoint, {}, None)
+        _trim()
+        return c
+    opts = (score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
+    hit = _cache_get(runs, qrels, opts)     # the same, unchanged frames encoded a moment ago (a naive caller)
+    if hit is not None: return hit
+    given = (runs, qrels)
+    if is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
+        if not _is_marked(runs): _check_runs_frame(runs)
+    else: runs = as_runs(runs)
+    qrels = _qrels_input(qrels)
+    _trim()                         # the reading's garbage first, then the encoding's
+    c, L = _encode(runs, qrels, score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
+    _trim()
+    if runs is given[0] and qrels is given[1]: _cache_put(runs, qrels, opts, c, L)   # frames used as they are
+    return replace(c, runs_fn=_ordered_fn(runs, L, depth) if keep_runs else None)
+
+# %% ../nbs/00_trec.ipynb #b3c5f7e1
 def prepare_files(paths,                         # run files: a list, a directory or a glob
                   qrels,                         # qrels (frame, file, dict, ...)
                   *,
