@@ -1297,7 +1297,7 @@ def _reread_fn(files: list, stamps: list, read_kw: dict, score_dtype: str, depth
         return _ordered_fn(runs, _lists(runs, score_dtype), depth)()
     return ordered
 
-def _encode_files(files: list, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool, depth: int | None,
+def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: int | None,
                   max_dense_bytes: int | None, disjoint: str, read_kw: dict, batch_rows: int | None) -> Campaign:
     "Encode run files a batch at a time (the next batch read while this one is placed): no frame of all the runs."
     names = {}
@@ -1310,7 +1310,9 @@ def _encode_files(files: list, qrels: pd.DataFrame, score_dtype: str, keep_runs:
     stamps = [_stamp(f) for f in files] if keep_runs else None
     # batches of at least 512 k lines, or 8 per judgment where the qrels are large (a batch's lookup begins by hashing
     # the judged documents), and at most 4 M (but for a larger file): a few batches in memory at once
-    batches = _file_batches(files, batch_rows or min(max(_BATCH_ROWS, 8 * len(qrels)), _MAX_BATCH_ROWS))
+    judgments = len(qrels) if hasattr(qrels, "__len__") and not isinstance(qrels, (str, bytes)) else (
+        os.path.getsize(qrels) // 16 if isinstance(qrels, (str, os.PathLike)) and os.path.isfile(qrels) else 0)
+    batches = _file_batches(files, batch_rows or min(max(_BATCH_ROWS, 8 * judgments), _MAX_BATCH_ROWS))
     k = min(_cpus(), 2)
     ahead = ThreadPoolExecutor(k)      # the next batches read and ordered (Arrow and numpy's sorts free the GIL)
 
@@ -1321,7 +1323,8 @@ def _encode_files(files: list, qrels: pd.DataFrame, score_dtype: str, keep_runs:
     bar = None
     try:
         total = sum(os.stat(f).st_size if os.path.isfile(f) else 0 for f in files) // _LINE_BYTES
-        jd = _judged(qrels, total)     # while the first batches are read
+        pending[0].result()            # (the first batch's errors before the qrels')
+        jd = _judged(_qrels_input(qrels), total)     # while the next batches are read
         S, Q = len(files), len(jd.topics)
         D, docs, scores, grades = 0, None, None, None
         pads = (PAD, np.nan, NO_GRADE)
@@ -1410,7 +1413,7 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     if qrels is None: raise ValueError("qrels are required unless a Campaign is given")
     depth = None if depth is None else int(depth)
     if _is_paths(runs):             # run files: encoded a batch at a time, never as one frame
-        c = _encode_files(run_file_paths(runs), _qrels_input(qrels), score_dtype, keep_runs, depth, max_dense_bytes,
+        c = _encode_files(run_file_paths(runs), qrels, score_dtype, keep_runs, depth, max_dense_bytes,
                           disjoint, {}, None)
         _trim()
         return c
@@ -1451,7 +1454,7 @@ def prepare_files(paths,                         # run files: a list, a director
     if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
     if batch_rows is not None and batch_rows < 1: raise ValueError(f"batch_rows must be ≥ 1, not {batch_rows}")
     read_kw = dict(duplicates=duplicates, comments=comments, max_bytes=max_bytes)
-    c = _encode_files(run_file_paths(paths), _qrels_input(qrels), score_dtype, keep_runs,
+    c = _encode_files(run_file_paths(paths), qrels, score_dtype, keep_runs,
                       None if depth is None else int(depth), max_dense_bytes,
                       disjoint, read_kw, batch_rows)
     _trim()
