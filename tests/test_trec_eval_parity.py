@@ -12,7 +12,7 @@ import pytest
 
 import oracle_build as ob
 from irinnov import metrics as M
-from irinnov.trec import prepare, read_qrels, read_run
+from irinnov.trec import prepare, prepare_files, read_qrels, read_run
 
 MIRROR = Path(os.environ.get("IRINNOV_MIRROR", ob.SHARED / "data"))
 TREC_EVAL_TEST = MIRROR / "github" / "usnistgov" / "trec_eval" / "test"
@@ -65,12 +65,15 @@ def parity(binaries, runs, qrels, tmp: Path, flags_list, versions=("9", "10"), m
     Every measure of the set that irinnov offers is compared (of all_trec: all but utility, binG, G, ndcg_rel, Rndcg,
     relstring, and 10.0's rbp, rbp_resid and unj)."""
     qp = ob.write_qrels(qrels, tmp / "qrels")
-    files = {s: ob.write_run(g, tmp / f"run.{s}", tag=s) for s, g in runs.groupby("system")}
+    files = {s: ob.write_run(g, tmp / f"input.{s}", tag=s) for s, g in runs.groupby("system")}
     cases = compared = 0
     bad = []
     for v in versions:
-        c = prepare(runs, qrels, score_dtype="float64" if v == "10" else "float32")
-        for flags in flags_list:
+        dtype = "float64" if v == "10" else "float32"
+        # the campaign of the frames, and the one read from the run files a batch at a time (several files a batch)
+        for c in (prepare(runs, qrels, score_dtype=dtype),
+                  prepare_files(list(files.values()), qrels, score_dtype=dtype, batch_rows=max(len(runs) // 5, 1))):
+          for flags in flags_list:
             complete = "-c" in flags
             level = int(next((f[2:] for f in flags if f.startswith("-l")), 1))
             depth = int(next((f[2:] for f in flags if f.startswith("-M")), 0)) or None
@@ -108,7 +111,7 @@ def test_missing_topics_under_c_differ_between_versions(binaries, tmp_path):
     qrels = pd.DataFrame({"query": ["1", "1", "2"], "doc": ["a", "b", "c"], "grade": [1, 0, 1]})
     runs = pd.DataFrame({"system": "s", "query": ["1"], "doc": ["a"], "score": [1.0]})
     cases, compared, bad = parity(binaries, runs, qrels, tmp_path, [["-c"], []])
-    assert not bad and cases == 3
+    assert not bad and cases == 6         # (each case twice: the frames' campaign and the files')
     for v, listed in (("9", ["1"]), ("10", ["1", "2"])):
         r = M.trec_eval_records(runs, qrels, ["num_rel", "map"], per_query=True, complete=True, trec_eval_version=v)
         assert sorted(set(r["query"]) - {"all"}) == listed
@@ -129,7 +132,7 @@ def test_no_relevant_document_anywhere(binaries, tmp_path):
     qrels = pd.DataFrame({"query": ["1", "2"], "doc": ["a", "b"], "grade": [0, 0]})
     runs = pd.DataFrame({"system": "s", "query": ["1", "2"], "doc": ["a", "x"], "score": [1.0, 1.0]})
     cases, compared, bad = parity(binaries, runs, qrels, tmp_path, [[], ["-c"]])
-    assert not bad and cases == 4
+    assert not bad and cases == 8
     assert not M.evaluate(runs, qrels, ["official"]).isna().any().any()
 
 
@@ -166,7 +169,7 @@ def test_trec_covid_round1(binaries, tmp_path):
     ds = load("trec-covid-round1")
     cases, compared, bad = parity(binaries, ds.runs, ds.qrels, tmp_path, [["-c", "-M1000"]])
     assert not bad, bad[:10]
-    assert cases == 2 * 143
+    assert cases == 4 * 143
 
 
 @pytest.mark.parametrize("level", [1, 2, 0])     # the Web track grades -2..4: at level 0 judged non-relevant documents count
@@ -174,7 +177,7 @@ def test_web2012(binaries, tmp_path, level):
     ds = load("web2012")
     cases, compared, bad = parity(binaries, ds.runs, ds.qrels, tmp_path, [[f"-l{level}"], ["-c", f"-l{level}"]])
     assert not bad, bad[:10]
-    assert cases >= 2 * 8
+    assert cases >= 4 * 8
 
 
 def test_web2012_ql_ap_rel2_averages_all_50_topics(binaries, tmp_path):
@@ -194,7 +197,7 @@ def test_trec_dl_2020_passage(binaries, tmp_path):
     runs, qrels = read_runs(sorted(DL2020.glob("*.gz"))), read_qrels(DL2020_QRELS)
     cases, compared, bad = parity(binaries, runs, qrels, tmp_path, [["-c", "-l2"]])
     assert not bad, bad[:10]
-    assert cases == 59 * 2
+    assert cases == 59 * 4
 
 
 NOT_OFFERED = ("utility", "binG", "G", "ndcg_rel", "Rndcg", "relstring", "rbp", "rbp_resid", "unj_5", "unj_10", "unj_20")
