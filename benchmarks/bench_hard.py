@@ -2,7 +2,7 @@
 caller), pytrec_eval and trec_eval, side by side in one run.
 
     python benchmarks/make_hard_workloads.py adversarial          # once per workload (see that script)
-    python benchmarks/bench_hard.py adversarial [--repeat 3]
+    python benchmarks/bench_hard.py adversarial [--repeat 3]      # irinnov, irinnov_files, irinnov_naive, peers
     python benchmarks/bench_hard.py many_topics --repeat 1
     python benchmarks/bench_hard.py long_list --depth 1000 --tools irinnov,trec_eval      # memory: -M 1000
     python benchmarks/bench_hard.py metrics --tools irinnov        # the repository's workload: bytes per run line
@@ -10,6 +10,8 @@ caller), pytrec_eval and trec_eval, side by side in one run.
 
 Every tool runs in its own process, timed from start to exit (imports included), with its peak RSS:
   irinnov        read_runs + read_qrels + prepare(depth=) once, then AP, nDCG and P@100 of the Campaign;
+  irinnov_files  prepare_files(runs folder, qrels file): the files a batch at a time, no frame of all the runs;
+                 then AP, nDCG and P@100 of the Campaign;
   irinnov_naive  read_runs + read_qrels, then average_precision(runs, qrels), ndcg(runs, qrels),
                  precision(runs, qrels, k=100): each call hands over the frames (the encoding cache serves the 2nd, 3rd);
   pytrec_eval    parse_run / parse_qrel of every file, RelevanceEvaluator(map, ndcg, P_100), evaluate each run;
@@ -127,7 +129,7 @@ def main():
     ap.add_argument("workload", help="a folder under benchmarks/data (adversarial, many_topics, long_list, metrics)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--depth", type=int, help="cut every list at this depth (trec_eval -M)")
-    ap.add_argument("--tools", default="irinnov,irinnov_naive,pytrec_eval,trec_eval")
+    ap.add_argument("--tools", default="irinnov,irinnov_files,irinnov_naive,pytrec_eval,trec_eval")
     ap.add_argument("--baseline", help="another checkout of irinnov (a folder holding irinnov/): adds the tool "
                     "irinnov_base, the irinnov tool run against that code, to compare two versions side by side")
     ap.add_argument("--child", help=argparse.SUPPRESS)
