@@ -28,7 +28,8 @@ from .conventions import QrelsLike, RunsLike
 from .measures import parse_measure
 from .report import CampaignReport
 from .trec import (NO_GRADE, PAD, RUN_COLUMNS, Campaign, TrecFormatError, is_runs_frame, mark_unique,
-                          run_file_paths, as_qrels, as_runs, prepare, read_qrels, read_run, system_name)
+                          run_file_paths, as_qrels, as_runs, prepare, read_qrels, read_run, system_files,
+                          system_name)
 
 # %% auto #0
 __all__ = ['shard_of', 'shard_campaign', 'dask_client', 'ShardedRuns', 'shard_runs', 'map_shards', 'evaluate_sharded',
@@ -187,15 +188,6 @@ def _as_qrels(qrels) -> pd.DataFrame:
     ok = isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns) and qrels["grade"].dtype.kind == "i"
     return qrels if ok else as_qrels(qrels)
 
-def _system_names(files: list) -> list:
-    "Each file's system name, refusing two files that give the same one (as `read_runs` does)."
-    names = {}
-    for f in files:
-        n = system_name(f)
-        if n in names: raise ValueError(f"{f}: system name {n!r} already taken by {names[n]}; rename one file or pass tag=True")
-        names[n] = f
-    return list(names)
-
 def _default_shards(client, files: list | None, topics: int) -> int:
     "Twice the workers, or more so that a shard holds about 256 MB of run text; at most one shard per topic."
     workers = max(len(client.scheduler_info()["workers"]), 1)
@@ -225,7 +217,7 @@ def shard_runs(runs: RunsLike,           # run files (list, directory or glob), 
             frame = runs if is_runs_frame(runs) else as_runs(runs)
             info = [_split_frame(frame, 0, n, set(topics), wd)]
         else:
-            names = [None] * len(files) if tag else _system_names(files)
+            names = [None] * len(files) if tag else list(system_files(files))
             # the topic set goes to the workers once, as a positional argument: Dask (2026.8) turns a large keyword
             # argument into a task named after the keyword, which fails ("AssertionError: <TaskState 'topics'>")
             [topic_set] = client.scatter([frozenset(topics)], broadcast=True)    # one object (a bare set scatters each item)

@@ -28,9 +28,9 @@ import pyarrow.csv as pacsv
 # %% auto #0
 __all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'RUN_FILE_COLUMNS', 'RUN_FILE_TYPES', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_GRADE',
            'CACHE_SIZE', 'progress', 'TrecFormatError', 'line_numbers', 'read_columns', 'system_name', 'mark_unique',
-           'read_run', 'run_files', 'run_file_paths', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels', 'order_runs',
-           'is_runs_frame', 'tie_report', 'write_run', 'Campaign', 'clear_cache', 'prepare', 'prepare_files',
-           'name_indices']
+           'read_run', 'run_files', 'run_file_paths', 'system_files', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels',
+           'order_runs', 'is_runs_frame', 'tie_report', 'write_run', 'Campaign', 'clear_cache', 'prepare',
+           'prepare_files', 'name_indices']
 
 # %% ../nbs/00_trec.ipynb #cf1c2b52
 def progress(iterable=None, total=None, desc: str | None = None, **kw):
@@ -524,6 +524,16 @@ def _cpus() -> int:
     try: return len(os.sched_getaffinity(0))
     except AttributeError: return os.cpu_count() or 1
 
+def system_files(files: list  # run files
+                ) -> dict:
+    "Each system's run file, by the name `system_name` gives it; two files of one name are refused."
+    names = {}
+    for f in files:
+        n = system_name(f)
+        if n in names: raise ValueError(f"{f}: system name {n!r} already taken by {names[n]}; rename one file or pass tag=True")
+        names[n] = f
+    return names
+
 def read_runs(paths,                     # a list of run files, a directory or a glob
               tag: bool = False,         # system names from the tag column instead of the file names
               duplicates: str = "error", # a repeated (system, query, doc): 'error' or keep the 'first'
@@ -537,12 +547,7 @@ def read_runs(paths,                     # a list of run files, a directory or a
     if not threads:     # threads pay off on large inputs; on small ones each thread's allocator arena costs memory
         size = sum(os.stat(f).st_size for f in files if os.path.isfile(f))
         threads = min(4, _cpus()) if size > 32 << 20 else 1
-    if not tag:
-        names = {}
-        for f in files:
-            n = system_name(f)
-            if n in names: raise ValueError(f"{f}: system name {n!r} already taken by {names[n]}; rename one file or pass tag=True")
-            names[n] = f
+    if not tag: system_files(files)
     def one(f):
         if not os.path.exists(f): raise FileNotFoundError(f"{f}: no such run file")
         return _run_arrays(f, None if tag else system_name(f), duplicates, comments, max_bytes)
@@ -1299,12 +1304,8 @@ def _reread_fn(files: list, stamps: list, read_kw: dict, score_dtype: str, depth
 
 def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: int | None,
                   max_dense_bytes: int | None, disjoint: str, read_kw: dict, batch_rows: int | None) -> Campaign:
-    "Encode run files a batch at a time (the next batch read while this one is placed): no frame of all the runs."
-    names = {}
-    for f in files:
-        n = system_name(f)
-        if n in names: raise ValueError(f"{f}: system name {n!r} already taken by {names[n]}; rename one file or pass tag=True")
-        names[n] = f
+    "Encode run files a batch at a time (the next two read and ordered while one is placed): no frame of all the runs."
+    names = system_files(files)
     files = [names[n] for n in sorted(names, key=lambda n: n.encode())]     # systems sorted byte-wise, as Arrow sorts
     systems = np.array(sorted(names, key=lambda n: n.encode()), dtype=object)
     stamps = [_stamp(f) for f in files] if keep_runs else None

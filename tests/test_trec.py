@@ -330,9 +330,9 @@ def layouts(seed):
             "short": short}, qrels
 
 
-def assert_brute_campaign(runs, qrels, name):
-    "`prepare(runs, qrels)` equals the brute-force encoding, array by array."
-    c = prepare(runs, qrels)
+def assert_brute_campaign(runs, qrels, name, c=None):
+    "`prepare(runs, qrels)` (or the campaign `c` of those runs) equals the brute-force encoding, array by array."
+    c = prepare(runs, qrels) if c is None else c
     systems, topics, docs, grades, scores = brute_campaign(runs, qrels)
     assert c.systems.tolist() == systems and c.topics.tolist() == topics, name
     np.testing.assert_array_equal(c.docs, docs, err_msg=name)
@@ -510,16 +510,10 @@ def test_prepare_files_equals_brute_force(tmp_path, seed, batch_rows):
         if name == "split": continue            # a system's rows in two blocks: one file per system keeps them apart
         q = grow_qrels if name == "growing" else qrels
         folder = write_system_files(runs, tmp_path / f"{name}-{batch_rows}", gz_every=2)
-        c = prepare_files(folder, q, batch_rows=batch_rows)
-        systems, topics, docs, grades, scores = brute_campaign(runs, q)
-        assert c.systems.tolist() == systems and c.topics.tolist() == topics, name
-        np.testing.assert_array_equal(c.docs, docs, err_msg=name)
-        np.testing.assert_array_equal(c.grades, grades, err_msg=name)
-        np.testing.assert_array_equal(c.scores, scores, err_msg=name)
-        np.testing.assert_array_equal(c.lengths, (docs != PAD).sum(2), err_msg=name)
+        c = assert_brute_campaign(runs, q, name, prepare_files(folder, q, batch_rows=batch_rows))
         pd.testing.assert_frame_equal(c.runs, order_runs(read_runs(folder)))
         cut = prepare_files(folder, q, batch_rows=batch_rows, depth=4)      # trec_eval -M 4
-        np.testing.assert_array_equal(cut.docs, docs[:, :, :4], err_msg=name)
+        np.testing.assert_array_equal(cut.docs, c.docs[:, :, :4], err_msg=name)
         np.testing.assert_array_equal(cut.lengths, np.minimum(c.lengths, 4), err_msg=name)
         assert cut.runs["rank"].max() <= 4
 
