@@ -1396,7 +1396,7 @@ def _check_options(score_dtype, depth, disjoint):
 def prepare(runs,                             # runs (frame, file, dict, ...) or a `Campaign` (returned as it is, cut to `depth`)
             qrels=None,                       # qrels (frame, file, dict, ...); None with a `Campaign`
             score_dtype: str = "float32",     # compare scores as 'float32' (trec_eval 9.0.x) or 'float64'
-            keep_runs: bool = True,           # keep what `Campaign.runs` needs to rebuild the ordered runs frame
+            keep_runs: bool = True,           # keep what Campaign.runs needs to rebuild the ordered runs frame
             *,
             depth: int | None = None,         # keep each list's top `depth` documents (trec_eval -M), cut while encoding
             max_dense_bytes: int | None = None,  # refuse dense arrays larger than this (default: half the memory)
@@ -1435,7 +1435,7 @@ def prepare_files(paths,                         # run files: a list, a director
                   qrels,                         # qrels (frame, file, dict, ...)
                   *,
                   score_dtype: str = "float32",  # compare scores as 'float32' (trec_eval 9.0.x) or 'float64'
-                  keep_runs: bool = True,        # let `Campaign.runs` read the files again (on first use) for the ordered runs
+                  keep_runs: bool = True,        # let Campaign.runs read the files again (on first use) for the ordered runs
                   depth: int | None = None,      # keep each list's top `depth` documents (trec_eval -M)
                   max_dense_bytes: int | None = None,  # refuse dense arrays larger than this (default: half the memory)
                   disjoint: str = "warn",        # no run topic in the qrels: 'warn', 'error' or 'ignore'
