@@ -5,12 +5,14 @@ caller), pytrec_eval and trec_eval, side by side in one run.
     python benchmarks/bench_hard.py adversarial [--repeat 3]      # irinnov, irinnov_files, irinnov_naive, peers
     python benchmarks/bench_hard.py many_topics --repeat 1
     python benchmarks/bench_hard.py long_list --depth 1000 --tools irinnov,trec_eval      # memory: -M 1000
+    python benchmarks/bench_hard.py long_list --tools irinnov,irinnov_files,trec_eval    # whole lists (ragged)
     python benchmarks/bench_hard.py metrics --tools irinnov        # the repository's workload: bytes per run line
     python benchmarks/bench_hard.py adversarial --baseline ../main # this checkout against another, side by side
 
 Every tool runs in its own process, timed from start to exit (imports included), with its peak RSS:
-  irinnov        read_runs + read_qrels + prepare(depth=) once, then AP, nDCG and P@100 of the Campaign;
-  irinnov_files  prepare_files(runs folder, qrels file): the files a batch at a time, no frame of all the runs;
+  irinnov        read_runs + read_qrels + prepare(depth=, ragged=True) once, then AP, nDCG and P@100 of the Campaign
+                 (ragged: a list much longer than the rest is kept apart, not padded to: nothing else changes);
+  irinnov_files  prepare_files(runs folder, qrels file, ragged=True): the files a batch at a time, no frame of all the runs;
                  then AP, nDCG and P@100 of the Campaign;
   irinnov_naive  read_runs + read_qrels, then average_precision(runs, qrels), ndcg(runs, qrels),
                  precision(runs, qrels, k=100): each call hands over the frames (the encoding cache serves the 2nd, 3rd);
@@ -49,7 +51,7 @@ def _irinnov(data: Path, depth, naive: bool) -> dict:
         means = [m(runs, qrels).mean(axis=1) for m in (average_precision, ndcg)] + \
                 [precision(runs, qrels, k=100).mean(axis=1)]
     else:
-        c = prepare(runs, qrels, depth=depth)
+        c = prepare(runs, qrels, depth=depth, ragged=True)
         means = [average_precision(c).mean(axis=1), ndcg(c).mean(axis=1), precision(c, k=100).mean(axis=1)]
     t2 = time.perf_counter()
     return {"read": t1 - t0, "rest": t2 - t1, "lines": len(runs),
@@ -61,7 +63,7 @@ def _irinnov_files(data: Path, depth) -> dict:
     from irinnov.metrics import average_precision, ndcg, precision
     from irinnov.trec import prepare_files
     t0 = time.perf_counter()
-    c = prepare_files(data / "runs", data / "qrels.txt", depth=depth)
+    c = prepare_files(data / "runs", data / "qrels.txt", depth=depth, ragged=True)
     t1 = time.perf_counter()
     means = [average_precision(c).mean(axis=1), ndcg(c).mean(axis=1), precision(c, k=100).mean(axis=1)]
     t2 = time.perf_counter()

@@ -177,12 +177,13 @@ def evaluate_command(args, # the parsed command line
     else:
         # the run files straight into the campaign, a batch at a time (no frame of all the runs)
         c = prepare_files(run_paths(args.runs), qrels, score_dtype="float64" if version == "10" else "float32",
-                          depth=args.depth, tag=args.tag, comments=comments)
+                          depth=args.depth, tag=args.tag, comments=comments, ragged=True)
         for s in innovation:
             if s.family in ("novelty", "rpp") and len(c.systems) < 2:
                 raise CliError(f"{s.name} compares each run with the others: give at least two runs")
         recs = metrics.trec_eval_records(c, measures=classic, per_query=args.q, summary=True, complete=args.c,
                                          threshold=args.l, trec_eval_version=version) if classic else None
+        if innovation: c = c.dense()    # (the five methods read every list from the dense arrays)
         other = {s.name: s(c) for s in innovation}
         n_systems = len(c.systems)
     parts, runid = [], False

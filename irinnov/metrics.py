@@ -53,8 +53,9 @@ def precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
               threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
              ) -> pd.DataFrame:
     "Precision at k (trec_eval `P_k`): relevant documents in the top k, divided by k."
-    c, k, threshold = prepare(runs, qrels), _check_k(k), check_threshold(threshold)
-    return c.score_table(_top(c, k, threshold).sum(2) / k, _name("P", threshold, k), all_topics=True)
+    c, k, threshold = prepare(runs, qrels, ragged=True), _check_k(k), check_threshold(threshold)
+    return c.score_table(c.per_list(lambda c: _top(c, k, threshold).sum(2) / k), _name("P", threshold, k),
+                         all_topics=True)
 
 def recall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
            qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
@@ -63,9 +64,9 @@ def recall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
            threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
           ) -> pd.DataFrame:
     "Recall at k (trec_eval `recall_k`): relevant documents in the top k over all R relevant documents."
-    c, k, threshold = prepare(runs, qrels), _check_k(k), check_threshold(threshold)
-    return c.score_table(_per(_top(c, k, threshold).sum(2), c.n_relevant(threshold)), _name("R", threshold, k),
-                         all_topics=True)
+    c, k, threshold = prepare(runs, qrels, ragged=True), _check_k(k), check_threshold(threshold)
+    return c.score_table(c.per_list(lambda c: _per(_top(c, k, threshold).sum(2), c.n_relevant(threshold))),
+                         _name("R", threshold, k), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #9d5fcf8f
 def average_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -75,12 +76,13 @@ def average_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                       threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
                      ) -> pd.DataFrame:
     "Average precision (trec_eval `map`; `depth=k` is `map_cut_k`, i.e. `-M k`): divided by all R relevant docs."
-    c, threshold = prepare(runs, qrels), check_threshold(threshold)
+    c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
     if depth is not None: depth = _check_k(depth, "depth")
-    rel = _top(c, depth, threshold)
-    prec = np.cumsum(rel, 2, dtype=np.int32) / np.arange(1, rel.shape[2] + 1)
-    ap = _per(np.where(rel, prec, 0.0).sum(2), c.n_relevant(threshold))
-    return c.score_table(ap, _name("AP", threshold, depth), all_topics=True)
+    def ap(c):
+        rel = _top(c, depth, threshold)
+        prec = np.cumsum(rel, 2, dtype=np.int32) / np.arange(1, rel.shape[2] + 1)
+        return _per(np.where(rel, prec, 0.0).sum(2), c.n_relevant(threshold))
+    return c.score_table(c.per_list(ap), _name("AP", threshold, depth), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #0c5d5b0f
 def reciprocal_rank(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -89,10 +91,11 @@ def reciprocal_rank(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                     threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
                    ) -> pd.DataFrame:
     "Reciprocal rank of the first relevant document (trec_eval `recip_rank`); 0 if none is retrieved."
-    c, threshold = prepare(runs, qrels), check_threshold(threshold)
-    rel = c.grades >= threshold
-    rr = np.where(rel.any(2), 1.0 / (rel.argmax(2) + 1), 0.0)
-    return c.score_table(rr, _name("RR", threshold), all_topics=True)
+    c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
+    def rr(c):
+        rel = c.grades >= threshold
+        return np.where(rel.any(2), 1.0 / (rel.argmax(2) + 1), 0.0)
+    return c.score_table(c.per_list(rr), _name("RR", threshold), all_topics=True)
 
 def r_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                 qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
@@ -100,12 +103,14 @@ def r_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                 threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
                ) -> pd.DataFrame:
     "R-precision (trec_eval `Rprec`): precision at rank R, the topic's number of relevant documents."
-    c, threshold = prepare(runs, qrels), check_threshold(threshold)
-    R = c.n_relevant(threshold)
-    rel = c.grades >= threshold
-    cum = np.concatenate([np.zeros(rel.shape[:2] + (1,), np.int32), np.cumsum(rel, 2, dtype=np.int32)], 2)
-    at = np.broadcast_to(np.minimum(R, rel.shape[2])[None, :, None], rel.shape[:2] + (1,))
-    return c.score_table(_per(np.take_along_axis(cum, at, 2)[:, :, 0], R), _name("R-prec", threshold), all_topics=True)
+    c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
+    def rprec(c):
+        R = c.n_relevant(threshold)
+        rel = c.grades >= threshold
+        cum = np.concatenate([np.zeros(rel.shape[:2] + (1,), np.int32), np.cumsum(rel, 2, dtype=np.int32)], 2)
+        at = np.broadcast_to(np.minimum(R, rel.shape[2])[None, :, None], rel.shape[:2] + (1,))
+        return _per(np.take_along_axis(cum, at, 2)[:, :, 0], R)
+    return c.score_table(c.per_list(rprec), _name("R-prec", threshold), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #41bef163
 def rbp(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -116,16 +121,14 @@ def rbp(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         graded: bool = False, # gain = grade / the qrels' highest grade instead of 0/1
        ) -> pd.DataFrame:
     "Rank-biased precision (Moffat & Zobel 2008), (1-p) Σ rel(r) p^(r-1), binary (or grade/max grade), no residual."
-    c, threshold = prepare(runs, qrels), check_threshold(threshold)
+    c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
     if not 0 < p < 1: raise ValueError(f"p must be in (0, 1), not {p!r}")
-    w = (1 - p) * p ** np.arange(c.depth)
-    if graded:
-        top = max(int(c.judged_grades()[2].max(initial=0)), 1)
-        gain = np.where(c.grades > 0, c.grades, 0) / top
-    else:
-        gain = (c.grades >= threshold).astype(np.float64)
-    val = _rank_sum(gain * w)
-    return c.score_table(val, _name("RBP", threshold, p=float(p), graded=graded), all_topics=True)
+    top = max(int(c.judged_grades()[2].max(initial=0)), 1)      # (the whole qrels' highest grade)
+    def val(c):
+        w = (1 - p) * p ** np.arange(c.depth)
+        gain = np.where(c.grades > 0, c.grades, 0) / top if graded else (c.grades >= threshold).astype(np.float64)
+        return _rank_sum(gain * w)
+    return c.score_table(c.per_list(val), _name("RBP", threshold, p=float(p), graded=graded), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #e14ce15b
 def _ideal_gains(c: Campaign, depth: int) -> np.ndarray:
@@ -163,14 +166,16 @@ def ndcg(runs: RunsLike, # a Campaign, or runs (with `qrels`)
          k: int | None = None, # the cut-off (None: whole lists)
         ) -> pd.DataFrame:
     "nDCG (trec_eval `ndcg`; with k, `ndcg_cut_k`): gain = grade (≤ 0: none), discount 1/log2(rank+1)."
-    c = prepare(runs, qrels)
+    c = prepare(runs, qrels, ragged=True)
     if k is not None: k = _check_k(k)
-    dcg = _dcg(c.grades[:, :, :k])
-    t, _, jg = c.judged_grades()
-    n = int(np.bincount(t[jg > 0], minlength=1).max())
-    n = n if k is None else min(n, k)
-    idcg = _rank_sum(_ideal_gains(c, n) * (1.0 / np.log2(np.arange(2, n + 2))))
-    return c.score_table(_per(dcg, idcg), "nDCG" + (f"@{k}" if k is not None else ""), all_topics=True)
+    def val(c):
+        dcg = _dcg(c.grades[:, :, :k])
+        t, _, jg = c.judged_grades()
+        n = int(np.bincount(t[jg > 0], minlength=1).max())
+        n = n if k is None else min(n, k)
+        idcg = _rank_sum(_ideal_gains(c, n) * (1.0 / np.log2(np.arange(2, n + 2))))
+        return _per(dcg, idcg)
+    return c.score_table(c.per_list(val), "nDCG" + (f"@{k}" if k is not None else ""), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #baa5bd3e
 def bpref(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -179,16 +184,17 @@ def bpref(runs: RunsLike, # a Campaign, or runs (with `qrels`)
           threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
          ) -> pd.DataFrame:
     "bpref (Buckley & Voorhees 2004) as trec_eval computes it: judged documents only, min(N, R) normaliser."
-    c, threshold = prepare(runs, qrels), check_threshold(threshold)
-    t, _, g = c.judged_grades()
-    R = c.n_relevant(threshold)
-    N = np.bincount(t[(g >= 0) & (g < threshold)], minlength=len(c.topics))
-    gr = c.grades
-    above = np.cumsum((gr >= 0) & (gr < threshold), 2, dtype=np.int32)
-    den = np.broadcast_to(np.minimum(N, R)[None, :, None], above.shape)
-    frac = np.divide(np.minimum(above, R[None, :, None]), den, out=np.zeros(above.shape), where=den > 0)
-    return c.score_table(_per(np.where(gr >= threshold, 1.0 - frac, 0.0).sum(2), R), _name("bpref", threshold),
-                         all_topics=True)
+    c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
+    def val(c):
+        t, _, g = c.judged_grades()
+        R = c.n_relevant(threshold)
+        N = np.bincount(t[(g >= 0) & (g < threshold)], minlength=len(c.topics))
+        gr = c.grades
+        above = np.cumsum((gr >= 0) & (gr < threshold), 2, dtype=np.int32)
+        den = np.broadcast_to(np.minimum(N, R)[None, :, None], above.shape)
+        frac = np.divide(np.minimum(above, R[None, :, None]), den, out=np.zeros(above.shape), where=den > 0)
+        return _per(np.where(gr >= threshold, 1.0 - frac, 0.0).sum(2), R)
+    return c.score_table(c.per_list(val), _name("bpref", threshold), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #83ed9f3e
 MIN_GEO_MEAN = 1e-5        # trec_eval's floor for a topic's value in geometric means (gm_map, gm_bpref)
@@ -210,7 +216,7 @@ def _campaign(runs, qrels, version: str, what: str = "measure") -> Campaign:
     if version == "10":
         if isinstance(runs, (str, os.PathLike)): runs = read_runs(runs, comments=True)
         if isinstance(qrels, (str, os.PathLike)): qrels = read_qrels(qrels, comments=True)
-    return prepare(runs, qrels, score_dtype="float64" if version == "10" else "float32")
+    return prepare(runs, qrels, score_dtype="float64" if version == "10" else "float32", ragged=True)
 
 def _measures_given_as_qrels(runs, qrels, measures):
     "`evaluate(campaign, ['map', 'P_10'])`: a Campaign holds its qrels, so a list of names there is the measures."
@@ -471,7 +477,10 @@ def spec_table(c: Campaign, # the campaign
                version: str, # '9' or '10' (`check_trec_eval_version`)
               ) -> pd.DataFrame:
     "The score table of one measure over every qrels topic, named as trec_eval prints it (the name given)."
-    vals = _values(c, spec.kind, spec.kw, version)
+    kind, kw = spec.kind, spec.kw
+    if kind == "GAP" or (kind == "RBP" and kw.get("graded")):    # (their gains depend on the whole qrels)
+        vals = _values(c.dense(), kind, kw, version)
+    else: vals = c.per_list(lambda c: _values(c, kind, kw, version))   # long lists (if apart) list by list
     return c.score_table(vals, spec.name, all_topics=True)
 
 def measure(runs: RunsLike, # a Campaign, or runs (with `qrels`)

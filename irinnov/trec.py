@@ -29,7 +29,7 @@ import pyarrow.csv as pacsv
 __all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'RUN_FILE_COLUMNS', 'RUN_FILE_TYPES', 'MAX_GRADE', 'PAD', 'UNJUDGED', 'NO_GRADE',
            'CACHE_SIZE', 'progress', 'TrecFormatError', 'line_numbers', 'read_columns', 'system_name', 'mark_unique',
            'read_run', 'run_files', 'run_file_paths', 'system_files', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels',
-           'order_runs', 'is_runs_frame', 'tie_report', 'write_run', 'Campaign', 'clear_cache', 'prepare',
+           'order_runs', 'is_runs_frame', 'tie_report', 'write_run', 'Campaign', 'LongLists', 'clear_cache', 'prepare',
            'prepare_files', 'name_indices']
 
 # %% ../nbs/00_trec.ipynb #cf1c2b52
@@ -972,6 +972,7 @@ class Campaign:
     qrels: pd.DataFrame        # query, doc, grade (+subtopic) with topic_idx and doc_code
     score_dtype: str = "float32"
     runs_fn: object = field(default=None, repr=False)   # () -> the ordered runs frame, built on first use
+    overflow: tuple = ()       # LongLists: lists longer than D, whole (prepare(ragged=True)); the arrays hold their top D
 
     @property
     def runs(self) -> pd.DataFrame:
@@ -986,8 +987,17 @@ class Campaign:
     def n_systems(self) -> int: return len(self.systems)
 
     def __repr__(self):
-        return (f"Campaign({len(self.systems)} systems × {len(self.topics)} topics × depth {self.depth}, "
+        n = sum(len(b.system) for b in self.overflow)
+        more = f" + {n} longer list{'s' * (n != 1)} apart" if n else ""
+        return (f"Campaign({len(self.systems)} systems × {len(self.topics)} topics × depth {self.depth}{more}, "
                 f"{len(self.qrels)} judgments)")
+
+@dataclass
+class LongLists:
+    "Lists of a ragged campaign too long for its dense arrays, whole: one campaign of 1 system × n lists."
+    system: np.ndarray         # (n,) index of each list's system in the campaign
+    topic: np.ndarray          # (n,) index of each list's topic in the campaign
+    campaign: Campaign         # 1 × n × depth: list i as topic i, with a copy of its topic's qrels
 
 # %% ../nbs/00_trec.ipynb #4d6ef159
 def _qrels_codes(qrels: pd.DataFrame):
@@ -1072,6 +1082,7 @@ class _Judged:
     gkey: np.ndarray          # sorted keys topic_idx · J + doc_code of the judged (topic, doc) pairs
     gval: np.ndarray          # their grades
     table: np.ndarray | None  # (Q·J,) the grade of every key, where that table is small
+    by_topic: tuple | None = None   # the qrels rows in topic order and each topic's first (for long lists' blocks)
 
     def grade_of(self, key: np.ndarray) -> np.ndarray:
         "The grade (int16) of each (topic, judged doc) key; `NO_GRADE` where that doc is not judged for that topic."
@@ -1099,7 +1110,8 @@ def _check_dense(S: int, Q: int, D: int, L: _Lists, keep: np.ndarray, max_dense_
     where = "" if big is None else (f": {longest}, system {str(L.systems[L.system[big]])!r} topic "
                                     f"{str(L.queries[L.query[big]])!r}")
     raise MemoryError(f"the campaign's dense arrays would take {need / 2**30:.3g} GiB ({S} systems × {Q} topics × "
-                      f"{D} ranks{where}); cut the lists with depth= (trec_eval -M), or raise the cap of "
+                      f"{D} ranks{where}); cut the lists with depth= (trec_eval -M), keep long lists apart with "
+                      f"ragged=True (the classic measures), or raise the cap of "
                       f"{cap / 2**30:.3g} GiB with max_dense_bytes= or IRINNOV_MAX_DENSE_BYTES")
 
 def _kept(L: _Lists, topics: np.ndarray, depth: int | None) -> tuple[np.ndarray, np.ndarray, int]:
@@ -1112,14 +1124,16 @@ def _kept(L: _Lists, topics: np.ndarray, depth: int | None) -> tuple[np.ndarray,
     return ltopic, keep, max(longest if depth is None else min(longest, depth), 1)
 
 def _place(runs: pd.DataFrame, L: _Lists, jd: _Judged, ltopic: np.ndarray, cell: np.ndarray, D: int,
-           docs: np.ndarray, scores: np.ndarray, grades: np.ndarray):
-    "Write the top D positions of every list of `runs` whose topic is judged into the flat dense arrays, at `cell`·D."
+           docs: np.ndarray, scores: np.ndarray, grades: np.ndarray, dc_all: np.ndarray | None = None) -> np.ndarray:
+    "Write the top D positions of every list of `runs` whose topic is judged into the flat dense arrays, at `cell`·D; "
+    "return each row's judged-doc code (give it back to place the same runs again)."
     keep, J = ltopic >= 0, max(len(jd.judged), 1)
     # the one string join: each run row's doc id against the judged documents only (in the column's own string
     # type: no cast of 5 M rows)
     da = _chunked(runs["doc"])
     score = runs["score"].to_numpy()
-    if L.doc_values is not None:      # each distinct doc id matched once, then spread to the rows by integer code
+    if dc_all is not None: pass
+    elif L.doc_values is not None:    # each distinct doc id matched once, then spread to the rows by integer code
         per_value = _judged_codes(pa.chunked_array([L.doc_values]), pa.array(jd.judged, type=L.doc_values.type), 0,
                                   len(L.doc_values))
         dc_all = per_value[L.doc_rank] if len(per_value) else np.zeros(0, np.int32)
@@ -1160,9 +1174,75 @@ def _place(runs: pd.DataFrame, L: _Lists, jd: _Judged, ltopic: np.ndarray, cell:
             k = keep[li] & (tp - L.starts[li] < D)
             dst, src = cell[li[k]] * D + (tp[k] - L.starts[li[k]]), tr[k] - a
             for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[dst] = v[src]
+    return dc_all
+
+# Ragged campaigns (prepare(ragged=True)): dense arrays no deeper than about _RAGGED_PADDING cells per run position,
+# unless they take less than _RAGGED_MIN_BYTES; a longer list is kept whole apart, in blocks of lists of similar
+# length, each padded to at most _RAGGED_PADDING × its positions.
+_RAGGED_PADDING = 2
+_RAGGED_MIN_BYTES = 16 << 20
+
+def _ragged_cap(S: int, Q: int, positions: int) -> int:
+    "The deepest dense arrays a ragged campaign of S × Q cells and about `positions` run positions gets."
+    cells = max(S * Q, 1)
+    return int(max(1, _RAGGED_MIN_BYTES // (cells * _CELL_BYTES), _RAGGED_PADDING * positions // cells))
+
+def _length_groups(lens: np.ndarray) -> list:
+    "Indices of lists grouped by length, longest first: a group is as deep as its longest list and holds at most "
+    "_RAGGED_PADDING cells per position."
+    o = np.argsort(-lens, kind="stable")
+    l = lens[o].astype(np.int64)
+    cs = np.r_[0, np.cumsum(l)]
+    out, i = [], 0
+    while i < len(o):
+        k = np.arange(i + 1, len(o) + 1)                    # a group of lists i..k-1
+        ok = (k - i) * l[i] <= _RAGGED_PADDING * (cs[k] - cs[i])
+        j = i + 1 + int(np.argmin(ok[1:])) if not ok[1:].all() else len(o)
+        out.append(o[i:j])
+        i = j
+    return out
+
+def _long_lists(runs: pd.DataFrame, L: _Lists, jd: _Judged, ltopic: np.ndarray, over: np.ndarray, depth: int | None,
+                first: int, dc_all: np.ndarray, score_dtype: str) -> list:
+    "The lists marked `over` whole (to `depth`), as LongLists blocks; their systems numbered from `first`."
+    idx = np.flatnonzero(over)
+    lens = L.lens[idx] if depth is None else np.minimum(L.lens[idx], depth)
+    out = []
+    for g in _length_groups(lens):
+        n, D = len(g), int(lens[g].max())
+        cell = np.full(len(L.lens), -1, np.int64)
+        cell[idx[g]] = np.arange(n)
+        lt = np.full(len(L.lens), -1, np.int64)
+        lt[idx[g]] = ltopic[idx[g]]
+        docs, scores, grades = (np.full(n * D, pad, dt) for pad, dt in ((PAD, np.int32), (np.nan, np.float64),
+                                                                         (NO_GRADE, np.int16)))
+        _place(runs, L, jd, lt, cell, D, docs, scores, grades, dc_all)
+        out.append(_long_block(jd, first + L.system[idx[g]].astype(np.int64), ltopic[idx[g]].astype(np.int64),
+                               lens[g], docs.reshape(1, n, D), grades.reshape(1, n, D), scores.reshape(1, n, D),
+                               score_dtype))
+    return out
+
+def _long_block(jd: _Judged, system: np.ndarray, topic: np.ndarray, lens: np.ndarray, docs, grades, scores,
+                score_dtype: str) -> LongLists:
+    "One block of long lists as a campaign of its own: list i is topic i, whose qrels are a copy of its topic's."
+    q = jd.qrels
+    if jd.by_topic is None:
+        t = q["topic_idx"].to_numpy()
+        o = np.argsort(t, kind="stable")
+        jd.by_topic = (o, np.searchsorted(t[o], np.arange(len(jd.topics) + 1)))
+    o, starts = jd.by_topic
+    cnt = starts[topic + 1] - starts[topic]
+    slot = np.repeat(np.arange(len(topic)), cnt)
+    rows = o[np.repeat(starts[topic] - np.r_[0, np.cumsum(cnt)[:-1]], cnt) + np.arange(int(cnt.sum()))]
+    labels = np.array([str(i) for i in range(len(topic))], dtype=object)
+    bq = q.iloc[rows].reset_index(drop=True)
+    bq["query"], bq["topic_idx"] = labels[slot], slot.astype(np.int32)
+    c = Campaign(np.array(["long lists"], dtype=object), labels, docs, grades, scores, lens.reshape(1, -1).astype(np.int64),
+                 jd.judged, bq, score_dtype, None)
+    return LongLists(system, topic, c)
 
 def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs: bool, depth: int | None = None,
-            max_dense_bytes: int | None = None, disjoint: str = "warn") -> Campaign:
+            max_dense_bytes: int | None = None, disjoint: str = "warn", ragged: bool = False) -> Campaign:
     L = _lists(runs, score_dtype)
     if len(L.systems) == 0: raise ValueError("no runs: a campaign needs at least one system")
     if not _is_marked(runs): _check_unique(runs, L)
@@ -1170,6 +1250,11 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
     S, Q = len(L.systems), len(jd.topics)
     ltopic, keep, D = _kept(L, jd.topics, depth)      # padded to the depth cut, not to the longest list
     if not keep.any(): _no_common_topics(L.queries, jd.topics, disjoint)
+    over = None
+    if ragged:                                        # the longest lists apart, whole, if padding to them is costly
+        cut = L.lens if depth is None else np.minimum(L.lens, depth)
+        D0 = min(D, _ragged_cap(S, Q, int(cut[keep].sum())))
+        if D0 < D: over, D = keep & (cut > D0), D0
     _check_dense(S, Q, D, L, keep, max_dense_bytes)
     lengths = np.zeros((S, Q), np.int64)
     lengths[L.system[keep], ltopic[keep]] = np.minimum(L.lens[keep], D)
@@ -1178,9 +1263,11 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
     every = int(keep.sum()) == S * Q and bool((L.lens[keep] >= D).all())
     alloc = lambda dt, fill: np.empty(S * Q * D, dt) if every else np.full(S * Q * D, fill, dt)
     docs, scores, grades = alloc(np.int32, PAD), alloc(np.float64, np.nan), alloc(np.int16, NO_GRADE)
-    _place(runs, L, jd, ltopic, cell, D, docs, scores, grades)
+    dc_all = _place(runs, L, jd, ltopic, cell, D, docs, scores, grades)
+    long = () if over is None else tuple(_long_lists(runs, L, jd, ltopic, over, depth, 0, dc_all, score_dtype))
+    del dc_all
     c = Campaign(L.systems, jd.topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
-                 lengths, jd.judged, jd.qrels, score_dtype, None)
+                 lengths, jd.judged, jd.qrels, score_dtype, None, long)
     if not L.in_place: L.tie_pos = L.tie_rows = L.tie_pos[:0].copy()   # the permutation says it all: kept lists, less memory
     return c, L
 
@@ -1303,7 +1390,8 @@ def _reread_fn(files: list, stamps: list, read_kw: dict, score_dtype: str, depth
     return ordered
 
 def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: int | None,
-                  max_dense_bytes: int | None, disjoint: str, read_kw: dict, batch_rows: int | None) -> Campaign:
+                  max_dense_bytes: int | None, disjoint: str, read_kw: dict, batch_rows: int | None,
+                  ragged: bool = False) -> Campaign:
     "Encode run files a batch at a time (the next two read and ordered while one is placed): no frame of all the runs."
     names = system_files(files)
     files = [names[n] for n in sorted(names, key=lambda n: n.encode())]     # systems sorted byte-wise, as Arrow sorts
@@ -1331,7 +1419,8 @@ def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: 
         D, docs, scores, grades = 0, None, None, None
         pads = (PAD, np.nan, NO_GRADE)
         lengths = np.zeros((S, Q), np.int64)
-        queries, kept, first = [], False, 0
+        queries, kept, first, long = [], False, 0, []
+        cap = _ragged_cap(S, Q, total) if ragged else None     # (the run positions guessed from the files' sizes)
         if len(batches) > 1: bar = progress(total=len(files), desc="encoding run files", unit="file")
         for i, batch in enumerate(batches):
             runs, L = pending[i].result()
@@ -1341,6 +1430,9 @@ def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: 
             if list(L.systems) != list(systems[first:first + nb]):     # each file is one system, by name
                 raise RuntimeError(f"systems {list(L.systems)[:3]} read from {batch[0]}... are not those expected")
             ltopic, keep, Db = _kept(L, jd.topics, depth)
+            over = None
+            if cap is not None and Db > cap:   # ragged: lists longer than the cap apart, whole
+                over, Db = keep & ((L.lens if depth is None else np.minimum(L.lens, depth)) > cap), cap
             queries.append(L.queries)
             kept |= bool(keep.any())
             if Db > D:                         # the first batch, or longer lists than so far: (re)allocate deeper
@@ -1359,7 +1451,9 @@ def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: 
                 for arr, pad in zip((docs, scores, grades), pads): arr.reshape(S, Q * D)[first:first + nb] = pad
             sysidx = first + L.system.astype(np.int64)
             lengths[sysidx[keep], ltopic[keep]] = np.minimum(L.lens[keep], D)
-            _place(runs, L, jd, ltopic, sysidx * Q + ltopic, D, docs, scores, grades)
+            dc_all = _place(runs, L, jd, ltopic, sysidx * Q + ltopic, D, docs, scores, grades)
+            if over is not None: long += _long_lists(runs, L, jd, ltopic, over, depth, first, dc_all, score_dtype)
+            del dc_all
             first += nb
             del runs, L
             if bar is not None: bar.update(nb)
@@ -1371,7 +1465,7 @@ def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: 
     if not kept: _no_common_topics(np.unique(np.concatenate(queries)), jd.topics, disjoint)
     runs_fn = _reread_fn(files, stamps, read_kw, score_dtype, depth) if keep_runs else None
     return Campaign(systems, jd.topics, docs.reshape(S, Q, D), grades.reshape(S, Q, D), scores.reshape(S, Q, D),
-                    lengths, jd.judged, jd.qrels, score_dtype, runs_fn)
+                    lengths, jd.judged, jd.qrels, score_dtype, runs_fn, tuple(long))
 
 def _is_paths(x) -> bool:
     "A run file, directory or glob, or a list of run files."
@@ -1401,23 +1495,27 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
             depth: int | None = None,         # keep each list's top `depth` documents (trec_eval -M), cut while encoding
             max_dense_bytes: int | None = None,  # refuse dense arrays larger than this (default: half the memory)
             disjoint: str = "warn",           # no run topic in the qrels: 'warn', 'error' or 'ignore'
+            ragged: bool = False,             # keep lists much longer than the rest apart, whole (`Campaign.overflow`)
            ) -> Campaign:
-    "Encode `(runs, qrels)` once into a `Campaign`; a `Campaign` is returned as it is."
+    "Encode `(runs, qrels)` once into a `Campaign`; a `Campaign` is returned as it is (dense unless `ragged`)."
     _check_options(score_dtype, depth, disjoint)
     if isinstance(runs, Campaign):
         if qrels is not None and not isinstance(qrels, Campaign):
             raise ValueError("got a Campaign and qrels: a Campaign already holds its qrels")
         if runs.docs.size >= 1 << 20: _trim()   # a measure starts here: the last one's freed temporaries go back first
-        return runs.truncate(depth)
+        c = runs.truncate(depth)
+        return c if ragged or not c.overflow else c.dense(max_dense_bytes=max_dense_bytes)
     if qrels is None: raise ValueError("qrels are required unless a Campaign is given")
     depth = None if depth is None else int(depth)
     if _is_paths(runs):             # run files: encoded a batch at a time, never as one frame
         c = _encode_files(run_file_paths(runs), qrels, score_dtype, keep_runs, depth, max_dense_bytes,
-                          disjoint, {}, None)
+                          disjoint, {}, None, ragged)
         _trim()
         return c
     opts = (score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
-    hit = _cache_get(runs, qrels, opts)     # the same, unchanged frames encoded a moment ago (a naive caller)
+    # the same, unchanged frames encoded a moment ago (a naive caller): a dense encoding serves either kind of call
+    hit = _cache_get(runs, qrels, opts + (False,))
+    if hit is None and ragged: hit = _cache_get(runs, qrels, opts + (True,))
     if hit is not None: return hit
     given = (runs, qrels)
     if is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
@@ -1425,9 +1523,10 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     else: runs = as_runs(runs)
     qrels = _qrels_input(qrels)
     _trim()                         # the reading's garbage first, then the encoding's
-    c, L = _encode(runs, qrels, score_dtype, keep_runs, depth, max_dense_bytes, disjoint)
+    c, L = _encode(runs, qrels, score_dtype, keep_runs, depth, max_dense_bytes, disjoint, ragged)
     _trim()
-    if runs is given[0] and qrels is given[1]: _cache_put(runs, qrels, opts, c, L)   # frames used as they are
+    if runs is given[0] and qrels is given[1]:     # frames used as they are
+        _cache_put(runs, qrels, opts + (bool(c.overflow),), c, L)
     return replace(c, runs_fn=_ordered_fn(runs, L, depth) if keep_runs else None)
 
 # %% ../nbs/00_trec.ipynb #b3c5f7e1
@@ -1444,18 +1543,20 @@ def prepare_files(paths,                         # run files: a list, a director
                   comments: bool = False,        # skip lines whose first non-blank character is `#` (trec_eval 10.0)
                   max_bytes: int | None = None,  # refuse a file larger than this once decompressed
                   batch_rows: int | None = None, # run lines read per batch (default: 512 k to 4 M, 2 per judgment)
+                  ragged: bool = False,          # keep lists much longer than the rest apart, whole (`Campaign.overflow`)
                  ) -> Campaign:
     "Encode run files into a `Campaign` a batch of files at a time, never holding all the runs in one frame."
     if tag:      # a tag may span files, so the systems are known only once every file is read
         return prepare(read_runs(paths, tag=True, duplicates=duplicates, comments=comments, max_bytes=max_bytes),
-                       qrels, score_dtype, keep_runs, depth=depth, max_dense_bytes=max_dense_bytes, disjoint=disjoint)
+                       qrels, score_dtype, keep_runs, depth=depth, max_dense_bytes=max_dense_bytes, disjoint=disjoint,
+                       ragged=ragged)
     _check_options(score_dtype, depth, disjoint)
     if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
     if batch_rows is not None and batch_rows < 1: raise ValueError(f"batch_rows must be ≥ 1, not {batch_rows}")
     read_kw = dict(duplicates=duplicates, comments=comments, max_bytes=max_bytes)
     c = _encode_files(run_file_paths(paths), qrels, score_dtype, keep_runs,
                       None if depth is None else int(depth), max_dense_bytes,
-                      disjoint, read_kw, batch_rows)
+                      disjoint, read_kw, batch_rows, ragged)
     _trim()
     return c
 
@@ -1467,7 +1568,7 @@ def relevant(self: Campaign,
              threshold: int = 1  # the relevance level: grade ≥ threshold is relevant
             ) -> np.ndarray:
     "Boolean (S, Q, D): the document at that rank has grade ≥ threshold."
-    return self.grades >= threshold
+    return (self.dense() if self.overflow else self).grades >= threshold   # (long lists kept apart put back)
 
 @patch
 def n_relevant(self: Campaign,
@@ -1510,7 +1611,6 @@ def score_table(self: Campaign,
     df.attrs.update(measure=measure, higher_is_better=higher_is_better, **attrs)
     return df
 
-
 # %% ../nbs/00_trec.ipynb #41b0de35
 @patch
 def subset(self: Campaign,
@@ -1520,6 +1620,15 @@ def subset(self: Campaign,
     "A campaign restricted to some systems (names or indices) and/or topics, sharing nothing mutable."
     si = np.arange(len(self.systems)) if systems is None else name_indices(self.systems, systems, "system")
     ti = np.arange(len(self.topics)) if topics is None else name_indices(self.topics, topics, "topic")
+    if self.overflow:        # the dense part, then the long lists of the systems and topics kept, renumbered
+        sub = replace(self, overflow=()).subset(si, ti)
+        snew, tnew = np.full(len(self.systems), -1), np.full(len(self.topics), -1)
+        snew[si], tnew[ti] = np.arange(len(si)), np.arange(len(ti))
+        long = []
+        for b in self.overflow:
+            k = np.flatnonzero((snew[b.system] >= 0) & (tnew[b.topic] >= 0))
+            if len(k): long.append(LongLists(snew[b.system[k]], tnew[b.topic[k]], b.campaign.subset(topics=k)))
+        return replace(sub, overflow=tuple(long))
     docs, grades, scores = self.docs[si][:, ti], self.grades[si][:, ti], self.scores[si][:, ti]
     lengths = self.lengths[si][:, ti]
     D = int(lengths.max()) if lengths.size else 0
@@ -1557,13 +1666,16 @@ def truncate(self: Campaign,
              depth: int | None  # keep each list's top `depth` documents (None: unchanged)
             ) -> Campaign:
     "The campaign with each list cut to its top `depth` documents (None: unchanged)."
-    if depth is None or depth >= self.depth: return self
+    if depth is None or depth >= max([self.depth] + [b.campaign.depth for b in self.overflow]): return self
     if depth < 1: raise ValueError(f"depth must be ≥ 1, not {depth}")
     runs = None
     if self.runs_fn is not None:
         def runs():
             r = self.runs
             return mark_unique(r[r["rank"] <= depth].reset_index(drop=True))
+    if depth >= self.depth:   # only long lists (kept apart) are cut
+        return replace(self, runs_fn=runs, overflow=tuple(LongLists(b.system, b.topic, b.campaign.truncate(depth))
+                                                          for b in self.overflow))
     return Campaign(self.systems, self.topics, self.docs[:, :, :depth].copy(), self.grades[:, :, :depth].copy(),
                     self.scores[:, :, :depth].copy(), np.minimum(self.lengths, depth), self.judged_docs,
                     self.qrels, self.score_dtype, runs)
@@ -1573,4 +1685,45 @@ def with_qrels(self: Campaign,
                qrels  # the other qrels (a frame, a dict or a file)
               ) -> Campaign:
     "The same runs judged by other qrels (e.g. with judgments removed), re-encoded from the kept runs."
-    return prepare(mark_unique(self.runs[RUN_COLUMNS]), qrels, self.score_dtype)
+    return prepare(mark_unique(self.runs[RUN_COLUMNS]), qrels, self.score_dtype, ragged=bool(self.overflow))
+
+@patch
+def dense(self: Campaign,
+          *,
+          max_dense_bytes: int | None = None,  # refuse dense arrays larger than this (default: half the memory)
+         ) -> Campaign:
+    "The campaign with every list in its dense arrays (a ragged campaign's long lists put back); others as they are."
+    if not self.overflow: return self
+    S, Q, D0 = self.docs.shape
+    D = max(b.campaign.depth for b in self.overflow)
+    need, cap = S * Q * D * _CELL_BYTES, _dense_cap(max_dense_bytes)
+    if need > cap:
+        b = max(self.overflow, key=lambda b: b.campaign.depth)
+        i = int(np.argmax(b.campaign.lengths[0]))
+        raise MemoryError(f"the campaign's dense arrays would take {need / 2**30:.3g} GiB ({S} systems × {Q} topics × "
+                          f"{D} ranks: its longest list, system {str(self.systems[b.system[i]])!r} topic "
+                          f"{str(self.topics[b.topic[i]])!r}); evaluate it with irinnov.metrics (which reads long "
+                          f"lists apart), cut the lists with depth= (trec_eval -M), or raise the cap of "
+                          f"{cap / 2**30:.3g} GiB with max_dense_bytes= or IRINNOV_MAX_DENSE_BYTES")
+    out = []
+    for a, pad in ((self.docs, PAD), (self.grades, NO_GRADE), (self.scores, np.nan)):
+        x = np.full((S, Q, D), pad, a.dtype)
+        x[:, :, :D0] = a
+        out.append(x)
+    lengths = self.lengths.copy()
+    for b in self.overflow:
+        Db = b.campaign.depth
+        for x, a in zip(out, (b.campaign.docs, b.campaign.grades, b.campaign.scores)): x[b.system, b.topic, :Db] = a[0]
+        lengths[b.system, b.topic] = b.campaign.lengths[0]
+    return Campaign(self.systems, self.topics, *out, lengths, self.judged_docs, self.qrels, self.score_dtype,
+                    self.runs_fn)
+
+@patch
+def per_list(self: Campaign,
+             values,  # a function of a campaign without long lists apart, giving its (S, Q) per-list values
+            ) -> np.ndarray:
+    "(S, Q) values of a measure computed list by list: on the dense arrays, then on each block of long lists."
+    if not self.overflow: return values(self)
+    out = np.array(values(replace(self, overflow=())), dtype=np.float64)
+    for b in self.overflow: out[b.system, b.topic] = np.asarray(values(b.campaign), dtype=np.float64)[0]
+    return out

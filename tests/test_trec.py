@@ -592,3 +592,107 @@ def test_files_parsed_in_many_chunks(tmp_path, monkeypatch):
     write(f, "\n".join(bad) + "\n")
     with pytest.raises(TrecFormatError, match=r"input\.run:171: expected 6 columns in a run line, found 7"):
         read_run(f)
+
+
+def ragged_layout(seed):
+    "Most lists 0-8 documents long, a few of 40-400 (tied scores): the shape `ragged=True` keeps apart."
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in "abcde":
+        for t in range(6):
+            n = int(rng.integers(0, 9))
+            if rng.random() < 0.15 or (s, t) == ("c", 2): n = int(rng.integers(40, 401))
+            docs = rng.choice(500, n, replace=False)
+            score = np.round(rng.random(n), 1) + np.where(rng.random(n) < 0.2, 1e-12, 0)
+            rows += [(s, f"t{t}", f"d{d}", float(x)) for d, x in zip(docs, score)]
+    runs = pd.DataFrame(rows, columns=["system", "query", "doc", "score"])
+    qrels = pd.DataFrame([(f"t{t}", f"d{d}", int(rng.choice([-1, 0, 0, 1, 2, 3]))) for t in range(7)
+                          for d in rng.choice(500, 80, replace=False)], columns=["query", "doc", "grade"])
+    qrels.loc[qrels["query"] == "t5", "grade"] = 0                        # a topic without relevant documents
+    return runs.sample(frac=1, random_state=seed), qrels
+
+
+def assert_same_arrays(a, b, name=""):
+    for k in ("systems", "topics", "judged_docs", "docs", "grades", "scores", "lengths"):
+        np.testing.assert_array_equal(getattr(a, k), getattr(b, k), err_msg=f"{name} {k}")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ragged_campaign_equals_brute_force(tmp_path, monkeypatch, seed):
+    """`ragged=True` keeps the lists much longer than the rest apart, whole, in blocks of similar lengths: the dense
+    arrays stop at about 2 cells per run position, and `dense()` puts the long lists back, equal to the brute-force
+    encoding. Frames and files (a few files a batch) alike; `depth`, `truncate` and `subset` agree with the dense."""
+    import irinnov.trec as T
+    from irinnov.trec import prepare_files
+    monkeypatch.setattr(T, "_RAGGED_MIN_BYTES", 0)             # (split however small the campaign)
+    runs, qrels = ragged_layout(seed)
+    folder = write_system_files(runs, tmp_path / "runs", gz_every=2)
+    dense = assert_brute_campaign(runs, qrels, "dense")
+    assert not dense.overflow
+    assert prepare(runs, qrels, ragged=True) is not None and not prepare(runs, qrels, ragged=True).overflow
+    T.clear_cache()               # (the dense encoding of these very frames serves ragged calls too, until then)
+    for name, c in (("frames", prepare(runs, qrels, ragged=True)),
+                    ("files", prepare_files(folder, qrels, ragged=True, batch_rows=40)),
+                    ("files, one batch", prepare_files(folder, qrels, ragged=True))):
+        assert c.overflow and c.depth < dense.depth, name
+        long = sum(len(b.system) for b in c.overflow)
+        assert long == int((dense.lengths > c.depth).sum()), name     # exactly the lists deeper than the arrays
+        assert c.docs.size <= 2 * dense.lengths.sum() + c.docs.shape[0] * c.docs.shape[1], name
+        for b in c.overflow:                                           # each block padded to ≤ 2 × its positions
+            assert b.campaign.docs.size <= 2 * b.campaign.lengths.sum(), name
+            np.testing.assert_array_equal(b.campaign.lengths[0], dense.lengths[b.system, b.topic], err_msg=name)
+        np.testing.assert_array_equal(c.lengths, np.minimum(dense.lengths, c.depth), err_msg=name)
+        assert_same_arrays(c.dense(), dense, name)
+        assert_same_arrays(prepare(c), dense, name)                    # what every other method receives
+        assert "longer list" in repr(c)
+        for d in (1, c.depth, c.depth + 1, 60, 1000):
+            assert_same_arrays(c.truncate(d).dense(), dense.truncate(d), f"{name} depth {d}")
+        assert_same_arrays(prepare(runs, qrels, ragged=True, depth=60).dense(), dense.truncate(60), name)
+        sub = c.subset(["e", "c", "a"], ["t2", "t0", "t6"])
+        assert_same_arrays(sub.dense(), dense.subset(["e", "c", "a"], ["t2", "t0", "t6"]), name)
+        pd.testing.assert_frame_equal(c.runs, dense.runs)
+
+
+def test_ragged_measures_equal_the_dense_ones(monkeypatch):
+    "Every measure computed list by list on a ragged campaign equals its value on the dense one, per topic and mean."
+    import irinnov.trec as T
+    from irinnov import metrics as M
+    from irinnov.measures import parse_measure
+    monkeypatch.setattr(T, "_RAGGED_MIN_BYTES", 0)
+    runs, qrels = ragged_layout(5)
+    dense = prepare(runs, qrels)
+    T.clear_cache()                                    # (a dense encoding of these frames would serve ragged calls)
+    c = prepare(runs, qrels, ragged=True)
+    assert c.overflow
+    names = ["all_trec", "ERR@20", "nDCG(dcg=exp-log2)@10", "Judged@10", "GAP", "RBP(p=0.5)", "RBP(p=0.5,graded)",
+             "infAP", "SetF", "Success@5", "P(rel=2)@5", "NumRet", "IPrec@0.3"]
+    for kw in ({}, {"per_topic": True}, {"complete": False}, {"depth": 20}, {"threshold": 2},
+               {"trec_eval_version": "10"}):
+        pd.testing.assert_frame_equal(M.evaluate(c, measures=names, **kw), M.evaluate(dense, measures=names, **kw))
+    for fn in (M.average_precision, M.ndcg, M.precision, M.recall, M.reciprocal_rank, M.r_precision, M.bpref,
+               lambda x: M.rbp(x, graded=True), lambda x: M.ndcg(x, k=10), lambda x: M.precision(x, k=100)):
+        pd.testing.assert_frame_equal(fn(c), fn(dense))
+    for name in ("map", "ERR@20", "ndcg_cut.10", "RR"):
+        pd.testing.assert_frame_equal(M.measure(c, name=name), M.measure(dense, name=name))
+    for name in ("AP", "nDCG@10", "AP_rareness@10", "U@10", "RPP", "RIC", "GAP"):   # other families: the dense campaign
+        m = parse_measure(name)
+        pd.testing.assert_frame_equal(m(c, warn=False), m(dense, warn=False))
+    assert (c.relevant() == dense.relevant()).all()
+
+
+def test_ragged_only_where_it_pays(monkeypatch):
+    "With the real threshold a small campaign stays dense under `ragged=True`; `dense()` refuses arrays over the cap, "
+    "naming the longest list."
+    import irinnov.trec as T
+    runs, qrels = ragged_layout(1)
+    T.clear_cache()
+    assert not prepare(runs, qrels, ragged=True).overflow             # 5 × 7 × 400 cells: under 16 MB, left dense
+    monkeypatch.setattr(T, "_RAGGED_MIN_BYTES", 0)
+    T.clear_cache()
+    c = prepare(runs, qrels, ragged=True)
+    b = max(c.overflow, key=lambda b: b.campaign.depth)
+    i = int(np.argmax(b.campaign.lengths[0]))
+    with pytest.raises(MemoryError, match=f"system '{c.systems[b.system[i]]}' topic '{c.topics[b.topic[i]]}'"):
+        c.dense(max_dense_bytes=1000)
+    with pytest.raises(MemoryError, match="evaluate it with irinnov.metrics"):
+        prepare(c, max_dense_bytes=1000)

@@ -59,7 +59,8 @@ def generated(seed: int = 0, n_campaigns: int = 1200, n_sys: int = 4):
             pd.DataFrame(q_rows, columns=["query", "doc", "grade"]))
 
 
-def parity(binaries, runs, qrels, tmp: Path, flags_list, versions=("9", "10"), measures=("all_trec",)):
+def parity(binaries, runs, qrels, tmp: Path, flags_list, versions=("9", "10"), measures=("all_trec",),
+           ragged: bool = False):
     """Compare irinnov with both binaries on every run and flag set; returns (cases, values compared, mismatches).
 
     Every measure of the set that irinnov offers is compared (of all_trec: all but utility, binG, G, ndcg_rel, Rndcg,
@@ -71,8 +72,10 @@ def parity(binaries, runs, qrels, tmp: Path, flags_list, versions=("9", "10"), m
     for v in versions:
         dtype = "float64" if v == "10" else "float32"
         # the campaign of the frames, and the one read from the run files a batch at a time (several files a batch)
-        for c in (prepare(runs, qrels, score_dtype=dtype),
-                  prepare_files(list(files.values()), qrels, score_dtype=dtype, batch_rows=max(len(runs) // 5, 1))):
+        for c in (prepare(runs, qrels, score_dtype=dtype, ragged=ragged),
+                  prepare_files(list(files.values()), qrels, score_dtype=dtype, batch_rows=max(len(runs) // 5, 1),
+                                ragged=ragged)):
+          assert bool(c.overflow) == ragged
           for flags in flags_list:
             complete = "-c" in flags
             level = int(next((f[2:] for f in flags if f.startswith("-l")), 1))
@@ -104,6 +107,39 @@ def test_generated_campaigns(binaries, tmp_path):
     cases, compared, bad = parity(binaries, runs, qrels, tmp_path, FLAGS_GENERATED)
     assert not bad, f"{len(bad)} mismatches of {compared}: {bad[:10]}"
     assert cases >= 20 and compared > 1_000_000
+
+
+def ragged_generated(seed: int = 3):
+    """6 runs on 9 topics: lists of 1-12 documents and a few of 150-900 (heavy ties), topics a run skips, negative
+    grades, a topic without relevant documents."""
+    rng = np.random.default_rng(seed)
+    docs = np.array([f"d{i}" for i in range(1200)])
+    q_rows = [(f"t{t}", d, int(rng.choice([-1, 0, 0, 1, 2, 3]))) for t in range(8)
+              for d in rng.choice(docs, 150, replace=False)]
+    q_rows += [("t8", d, 0) for d in docs[:20]]                            # a topic without relevant documents
+    r_rows = []
+    for s in range(6):
+        for t in range(9):
+            if rng.random() < 0.15: continue                               # a topic the run skips
+            n = int(rng.integers(150, 901)) if rng.random() < 0.12 else int(rng.integers(1, 13))
+            sc = rng.integers(0, 6, n) / 4
+            r_rows += [(f"s{s}", f"t{t}", d, float(x)) for d, x in zip(rng.choice(docs, n, replace=False), sc)]
+    return (pd.DataFrame(r_rows, columns=["system", "query", "doc", "score"]),
+            pd.DataFrame(q_rows, columns=["query", "doc", "grade"]))
+
+
+FLAGS_RAGGED = FLAGS + [["-c", "-M200"]]
+
+
+def test_ragged_campaigns(binaries, tmp_path, monkeypatch):
+    """The long lists kept apart (`ragged=True`, split however small the campaign): every measure, per topic and
+    `all`, equals trec_eval's, with -c, -l 2 and -M."""
+    import irinnov.trec as T
+    monkeypatch.setattr(T, "_RAGGED_MIN_BYTES", 0)
+    runs, qrels = ragged_generated()
+    cases, compared, bad = parity(binaries, runs, qrels, tmp_path, FLAGS_RAGGED, ragged=True)
+    assert not bad, f"{len(bad)} mismatches of {compared}: {bad[:10]}"
+    assert cases >= 100 and compared > 50_000       # (10.0 without -c stops on a run that skips a topic)
 
 
 def test_missing_topics_under_c_differ_between_versions(binaries, tmp_path):
