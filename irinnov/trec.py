@@ -320,7 +320,8 @@ RUN_FILE_COLUMNS = ["query", "q0", "doc", "rank", "score", "tag"]
 RUN_FILE_TYPES = {"query": pa.large_string(), "q0": pa.string(), "doc": pa.large_string(), "rank": pa.string(),
               "score": pa.float64(), "tag": pa.large_string()}
 
-def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False, max_bytes: int | None = None) -> dict:
+def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False, max_bytes: int | None = None,
+                check: bool = True) -> dict:
     "One run file's checked columns: `query`, `doc` (and `tag` if `name` is None) as Arrow large strings, `score` "
     "(chunked as the parser left them: a chunk per 64 MB of the file)."
     tag = name is None
@@ -339,7 +340,7 @@ def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False,
                                                                  if comments else _read_bytes(path, max_bytes))[0]
     if pc.any(pc.is_nan(cols["score"])).as_py():
         _check_lines(path, lines(), 6, {4: "float"}, "run")
-    if _maybe_duplicates([cols["query"], cols["doc"]] + ([cols["tag"]] if tag else [])):
+    if check and _maybe_duplicates([cols["query"], cols["doc"]] + ([cols["tag"]] if tag else [])):
         df = _runs_frame(cols["tag"] if tag else _constant(name, len(cols["score"])), cols["query"], cols["doc"],
                          cols["score"].to_numpy())
         keep = pa.array(~_dedupe_mask(df, path, duplicates, lambda: line_numbers(lines())))
@@ -548,9 +549,14 @@ def read_runs(paths,                     # a list of run files, a directory or a
         size = sum(os.stat(f).st_size for f in files if os.path.isfile(f))
         threads = min(4, _cpus()) if size > 32 << 20 else 1
     if not tag: system_files(files)
+    return _read_frame(files, tag, duplicates, threads, comments, max_bytes)
+
+def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments: bool, max_bytes: int | None,
+                check: bool = True) -> pd.DataFrame:
+    "The runs frame of these files (`check=False`: no duplicate check, the caller makes it)."
     def one(f):
         if not os.path.exists(f): raise FileNotFoundError(f"{f}: no such run file")
-        return _run_arrays(f, None if tag else system_name(f), duplicates, comments, max_bytes)
+        return _run_arrays(f, None if tag else system_name(f), duplicates, comments, max_bytes, check)
     with ThreadPoolExecutor(threads) as ex:
         parts = list(ex.map(one, files))
     # one frame over the files' own Arrow strings (no copy); the scores copied once, into one array
@@ -571,7 +577,7 @@ def read_runs(paths,                     # a list of run files, a directory or a
                                  "appears in more than one file; pass duplicates='first' to keep the first")
             df = df[~df.duplicated(["system", "query", "doc"])].reset_index(drop=True)
     _trim()
-    return mark_unique(df)
+    return mark_unique(df) if check else df
 
 # %% ../nbs/00_trec.ipynb #ef1e7889
 MAX_GRADE = 32767     # grades are held as int16 (−32768 marks "no grade"); larger ones are refused, not wrapped
@@ -731,10 +737,42 @@ def _f32_desc_key(scores: np.ndarray) -> np.ndarray:
     t ^= b
     return t.view(np.uint32)
 
+def _string_buffers(c: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    "Offsets (int64, n + 1) and data bytes of an Arrow string or large string array, without copies of the data."
+    it = np.int64 if pa.types.is_large_string(c.type) else np.int32
+    bufs = c.buffers()
+    off = np.frombuffer(bufs[1], it, count=len(c) + 1, offset=c.offset * np.dtype(it).itemsize).astype(np.int64)
+    return off, (np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8))
+
+def _prefix_order(d: pa.Array) -> np.ndarray | None:
+    "The byte-wise order of distinct strings read from the 8 bytes that follow their common prefix (zero-padded), if "
+    "those bytes tell every two strings apart and none is a NUL (else None): one sort of 64-bit integers."
+    n = len(d)
+    if n < 2 or d.null_count or not (pa.types.is_string(d.type) or pa.types.is_large_string(d.type)): return None
+    off, data = _string_buffers(d)
+    start, end = off[:-1], off[1:]
+    if not data[off[0]:off[-1]].all(): return None              # a NUL byte (or empty data)
+    lens = end - start
+    p, m = 0, int(lens.min())
+    while p < m and (data[start + p] == data[start[0] + p]).all(): p += 1     # the prefix every string shares
+    at = (start + p)[:, None] + np.arange(8)                     # (n, 8) byte positions, read big-endian
+    win = data[np.minimum(at, len(data) - 1)]
+    win[at >= end[:, None]] = 0
+    key = win.view(">u8")[:, 0]
+    order = np.argsort(key)                                      # (distinct keys: any sort gives the one order)
+    ks = key[order]
+    return None if (ks[1:] == ks[:-1]).any() else order
+
+def _string_order(d: pa.Array) -> np.ndarray:
+    "Indices sorting distinct strings byte-wise (as UTF-8 sorts, as strcmp compares): by 8-byte keys where they "
+    "suffice, else Arrow's string sort."
+    order = _prefix_order(d)
+    return order if order is not None else pc.array_sort_indices(d, memory_pool=_POOL).to_numpy()
+
 def _sorted_values(arr, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
     "The distinct values of a string array sorted (byte-wise, as UTF-8 sorts) and each entry's index among them."
     dictionary, idx = _encoded(arr)
-    order = pc.array_sort_indices(dictionary).to_numpy()       # Arrow sorts strings byte-wise
+    order = _string_order(dictionary)
     rank = np.empty(len(order), dtype if len(order) < 2 ** 31 else np.int64)
     rank[order] = np.arange(len(order))
     values = np.array(dictionary.take(pa.array(order, pa.int64())).to_pylist(), dtype=object)
@@ -873,7 +911,7 @@ def _sorted_codes(col: pa.ChunkedArray, starts: np.ndarray | None = None) -> tup
 def _sorted_dict(col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
     "The distinct strings of a column sorted byte-wise (as an Arrow array) and each row's index among them (int32)."
     dictionary, idx = _encoded(col)
-    order = pc.array_sort_indices(dictionary, memory_pool=_POOL).to_numpy()
+    order = _string_order(dictionary)
     rank = np.empty(len(order), np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
     return pc.take(dictionary, order, memory_pool=_POOL), rank[idx]
@@ -1389,6 +1427,31 @@ def _reread_fn(files: list, stamps: list, read_kw: dict, score_dtype: str, depth
         return _ordered_fn(runs, _lists(runs, score_dtype), depth)()
     return ordered
 
+def _read_batch(files: list, read_kw: dict, score_dtype: str) -> tuple[pd.DataFrame, _Lists]:
+    "A batch of run files (one system each) and its lists. A repeated (query, doc) of a file is looked for once the "
+    "lists are ordered: rows in any order were given order-preserving doc codes by then, and one integer sort of "
+    "(list, doc code) finds a repeat; lists read in order get the reader's check, over the batch. A repeat found is "
+    "reported as the reader reports it (its file and lines), from that file read again."
+    duplicates, comments, max_bytes = (read_kw.get(k, d) for k, d in (("duplicates", "error"), ("comments", False),
+                                                                      ("max_bytes", None)))
+    if duplicates != "error":
+        runs = read_runs(files, threads=1, **read_kw)
+        return runs, _lists(runs, score_dtype)
+    runs = _read_frame(files, False, "error", 1, comments, max_bytes, check=False)
+    L = _lists(runs, score_dtype)
+    if L.doc_rank is not None:
+        nd = len(L.doc_values) if L.doc_values is not None else int(L.doc_rank.max(initial=0)) + 1
+        key = np.repeat(np.arange(len(L.lens), dtype=np.uint64), L.lens)
+        key *= np.uint64(max(nd, 1))
+        key += L.doc_rank[L.rows()].astype(np.uint64)
+        key.sort()
+        repeat = bool((key[1:] == key[:-1]).any())
+        del key
+    else: repeat = _maybe_duplicates([_chunked(runs[k]) for k in ("system", "query", "doc")])
+    if repeat:                  # (a hash collision of the reader's check is settled the same way)
+        for f in files: _run_arrays(f, system_name(f), "error", comments, max_bytes)     # raises, naming the lines
+    return mark_unique(runs), L
+
 def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: int | None,
                   max_dense_bytes: int | None, disjoint: str, read_kw: dict, batch_rows: int | None,
                   ragged: bool = False) -> Campaign:
@@ -1406,9 +1469,7 @@ def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: 
     k = min(_cpus(), 2)
     ahead = ThreadPoolExecutor(k)      # the next batches read and ordered (Arrow and numpy's sorts free the GIL)
 
-    def read(batch):
-        runs = read_runs(batch, threads=1, **read_kw)
-        return runs, _lists(runs, score_dtype)
+    def read(batch): return _read_batch(batch, read_kw, score_dtype)
     pending = [ahead.submit(read, b) for b in batches[:k]]
     bar = None
     try:

@@ -696,3 +696,73 @@ def test_ragged_only_where_it_pays(monkeypatch):
         c.dense(max_dense_bytes=1000)
     with pytest.raises(MemoryError, match="evaluate it with irinnov.metrics"):
         prepare(c, max_dense_bytes=1000)
+
+
+@pytest.mark.parametrize("shuffled", [True, False])
+def test_prepare_files_finds_a_repeat_after_ordering(tmp_path, shuffled):
+    """The file path looks for a repeated (query, doc) once a batch's lists are ordered (rows in any order: one sort of
+    list and order-preserving doc codes; rows in order: the reader's check over the batch). A repeat is reported as
+    the reader reports it, with its file and both lines, whichever batch it is in; the same doc in two systems' files,
+    or in two topics of one file, is no repeat; `duplicates='first'` keeps the first."""
+    from irinnov.trec import prepare_files
+    runs, qrels = layouts(0)[0]["complete"], layouts(0)[1]
+    if shuffled: runs = runs.sample(frac=1, random_state=1)
+    folder = write_system_files(runs, tmp_path / "runs")
+    ok = prepare_files(folder, qrels, batch_rows=20)
+    assert_brute_campaign(runs, qrels, "no repeat", ok)
+    lines = (folder / "input.s1").read_text().splitlines()
+    q, d = lines[4].split()[0], lines[4].split()[2]
+    lines.append(f"{q} Q0 {d} 0 -7.5 tag")                     # line 5 again, another score (not adjacent when ordered)
+    write(folder / "input.s1", "\n".join(lines) + "\n")
+    for batch_rows in (1, 20, None):
+        with pytest.raises(TrecFormatError, match=rf"input\.s1:{len(lines)}: duplicate run entry .*\(lines 5, {len(lines)}\)"):
+            prepare_files(folder, qrels, batch_rows=batch_rows)
+    first = prepare_files(folder, qrels, duplicates="first")
+    assert_same_arrays(first, ok, "duplicates='first'")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab09-_zé\u00ff\u4e00 ")), max_size=14), min_size=2, max_size=40,
+                unique=True),
+       st.sampled_from(["", "doc", "clueweb12-0000tw-"]), st.booleans())
+def test_string_order_is_byte_order(strings, prefix, large):
+    "Distinct ids ordered by 8-byte keys past their common prefix, or by Arrow when the keys cannot tell two apart: "
+    "always the byte-wise order (as strcmp compares), prefixes before their extensions."
+    import pyarrow as pa
+    from irinnov.trec import _prefix_order, _string_order
+    d = pa.array([prefix + s for s in strings], pa.large_string() if large else pa.string())
+    want = sorted(range(len(d)), key=lambda i: d[i].as_py().encode())
+    assert _string_order(d).tolist() == want
+    fast = _prefix_order(d)
+    if fast is not None: assert fast.tolist() == want
+    sliced = pa.array(["zz"] + [prefix + s for s in strings], pa.string())[1:]     # an array with an offset
+    assert _string_order(sliced).tolist() == want
+
+
+def test_string_order_takes_the_fast_path_on_numbered_ids():
+    import pyarrow as pa
+    from irinnov.trec import _prefix_order
+    ids = pa.array([f"doc{i}" for i in np.random.default_rng(0).permutation(100_000)])
+    o = _prefix_order(ids)
+    assert o is not None and ids.take(pa.array(o)).to_pylist() == sorted(ids.to_pylist())
+    assert _prefix_order(pa.array(["clueweb12-0000tw-00-00001", "clueweb12-0000tw-00-00002"])) is not None
+    assert _prefix_order(pa.array(["x-aaaaaaaa-1", "x-aaaaaaaa-2", "x-b"])) is None   # the same 8 bytes past "x-"
+    assert _prefix_order(pa.array(["a\0b", "a\0c"])) is None                       # a NUL byte
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab09-z\u00e9\u4e00")), max_size=9), min_size=1, max_size=60),
+       st.sampled_from(["", "doc", "MARCO_"]), st.integers(1, 4), st.booleans())
+def test_sorted_dict_codes_rows_in_byte_order(strings, prefix, n_chunks, large):
+    "Order-preserving codes of a chunked doc column: the distinct strings sorted byte-wise, and each row's index "
+    "among them."
+    import pyarrow as pa
+    from irinnov.trec import _sorted_dict
+    rows = [prefix + s for s in strings]
+    t = pa.large_string() if large else pa.string()
+    cuts = np.linspace(0, len(rows), n_chunks + 1).astype(int)
+    col = pa.chunked_array([pa.array(rows[a:b], t) for a, b in zip(cuts[:-1], cuts[1:])], t)
+    values, codes = _sorted_dict(col)
+    want = sorted(set(rows), key=str.encode)
+    assert values.to_pylist() == want
+    assert [want[i] for i in codes] == rows
