@@ -438,3 +438,30 @@ def test_report_trec_covid_end_to_end(tmp_path):
     assert (sys_["rank AP"] == sys_["AP"].rank(ascending=False, method="min")).all()
     html = (tmp_path / "report" / "report.html").read_text()
     assert html.count('src="data:image/svg+xml;base64,') == 4 and re.search(r"https?://", html) is None
+
+
+def test_evaluate_keeps_a_long_list_apart(tmp_path):
+    """One list of 4,000 among lists of at most 20 on 300 topics: `irinnov evaluate` keeps it apart from the dense
+    arrays (a ragged campaign, whose arrays padded to it would take 34 MB) and prints pytrec_eval's values, per topic
+    and mean; an innovation measure in the same call reads the campaign with the long list put back."""
+    from irinnov.measures import parse_measure
+    from irinnov.trec import prepare, read_qrels, read_runs
+    runs, qrels = generated(11, n_sys=2, n_top=300, depth=20)
+    runs["sys0"] = [r for r in runs["sys0"] if r[0] != "q1"] + \
+        [("q1", f"x{i}", 1000.0 - i) for i in range(3990)] + [("q1", f"d{i}", -float(i)) for i in range(10)]
+    qp, rd = write_trec(tmp_path, runs, qrels)
+    c = prepare(rd, qp, ragged=True)
+    assert [len(b.system) for b in c.overflow] == [1] and c.overflow[0].campaign.depth == 4000 and c.depth < 4000
+    measures = ["AP", "nDCG", "P@10", "R@20", "bpref", "Rprec"]
+    ref, topics = oracle(runs, qrels, measures)
+    code, out, err = irinnov("evaluate", qp, rd, "-m", *measures, "-m", "RPP", "-q", "-c", "--format", "tsv",
+                             cwd=tmp_path)
+    assert code == 0, err
+    df = tsv(out)
+    per = df[(df["query"] != "all") & df.measure.isin(measures)]
+    assert sorted(zip(per.system, per["query"], per.measure)) == sorted(ref)
+    for r in per.itertuples(): assert abs(r.value - ref[(r.system, r.query, r.measure)]) <= 1e-12, r
+    for m in measures:
+        assert np.abs(means(df, m).to_numpy() - trec_means(ref, runs, topics, m, True).to_numpy()).max() <= 1e-12, m
+    rpp = parse_measure("RPP")(prepare(read_runs(rd), read_qrels(qp)), warn=False).mean(axis=1)
+    np.testing.assert_allclose(means(df, "RPP").to_numpy(), rpp.sort_index().to_numpy(), rtol=0, atol=1e-12)
