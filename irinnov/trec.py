@@ -1055,15 +1055,25 @@ def _qrels_codes(qrels: pd.DataFrame):
     gval = np.maximum.reduceat(q["grade"].to_numpy()[o], first) if len(k) else np.zeros(0, np.int64)
     return topics, judged, q, k[first], gval
 
-def _check_unique(runs: pd.DataFrame, L: _Lists):
-    "Raise if a list holds a doc twice (for frames that no checked reader produced): one hashing pass, one sort."
-    codes = pc.dictionary_encode(_chunked(runs["doc"]).combine_chunks()).indices.to_numpy(zero_copy_only=False)
+def _repeated_rows(L: _Lists, codes: np.ndarray) -> tuple[int, int] | None:
+    "Two rows that put one doc twice in one list, or None: one integer sort of (list, doc code), `codes` being each "
+    "row's doc code."
     perm = L.rows()
     key = np.repeat(np.arange(len(L.lens), dtype=np.int64), L.lens) * (int(codes.max(initial=0)) + 1) + codes[perm]
-    o = np.argsort(key, kind="stable")
+    s = np.sort(key)
+    if not (s[1:] == s[:-1]).any(): return None
+    del s
+    o = np.argsort(key, kind="stable")               # (the first repeat in row order, for the message)
     dup = np.flatnonzero(key[o[1:]] == key[o[:-1]])
-    if len(dup):
-        i, j = sorted(perm[o[dup[0]:dup[0] + 2]])
+    i, j = sorted(perm[o[dup[0]:dup[0] + 2]])
+    return int(i), int(j)
+
+def _check_unique(runs: pd.DataFrame, L: _Lists):
+    "Raise if a list holds a doc twice (for frames that no checked reader produced): one hashing pass, one sort."
+    rows = _repeated_rows(L, pc.dictionary_encode(_chunked(runs["doc"]).combine_chunks()).indices.to_numpy(
+        zero_copy_only=False))
+    if rows is not None:
+        i, j = rows
         r = runs.iloc[i]
         raise ValueError(f"runs: system {r['system']!r}, query {r['query']!r}, doc {r['doc']!r} appears twice "
                          f"(rows {i} and {j}); keep one, e.g. with as_runs(runs, duplicates='first')")
@@ -1147,10 +1157,15 @@ def _check_dense(S: int, Q: int, D: int, L: _Lists, keep: np.ndarray, max_dense_
     big = int(np.flatnonzero(keep)[np.argmax(L.lens[keep])]) if keep.any() else None
     where = "" if big is None else (f": {longest}, system {str(L.systems[L.system[big]])!r} topic "
                                     f"{str(L.queries[L.query[big]])!r}")
-    raise MemoryError(f"the campaign's dense arrays would take {need / 2**30:.3g} GiB ({S} systems × {Q} topics × "
-                      f"{D} ranks{where}); cut the lists with depth= (trec_eval -M), keep long lists apart with "
-                      f"ragged=True (the classic measures), or raise the cap of "
-                      f"{cap / 2**30:.3g} GiB with max_dense_bytes= or IRINNOV_MAX_DENSE_BYTES")
+    raise _dense_error(S, Q, D, need, cap, where, "cut the lists with depth= (trec_eval -M), keep long lists apart "
+                                                  "with ragged=True (the classic measures)")
+
+def _dense_error(S: int, Q: int, D: int, need: int, cap: int, where: str, how: str) -> MemoryError:
+    "The refusal of dense arrays over the cap: their size and shape, the list `where` that sets their depth, `how` to "
+    "do without them, and the cap."
+    return MemoryError(f"the campaign's dense arrays would take {need / 2**30:.3g} GiB ({S} systems × {Q} topics × "
+                       f"{D} ranks{where}); {how}, or raise the cap of {cap / 2**30:.3g} GiB with max_dense_bytes= or "
+                       f"IRINNOV_MAX_DENSE_BYTES")
 
 def _kept(L: _Lists, topics: np.ndarray, depth: int | None) -> tuple[np.ndarray, np.ndarray, int]:
     "The qrels topic of each list (-1: none), which lists fill the arrays, and the depth they need: the longest kept "
@@ -1439,14 +1454,7 @@ def _read_batch(files: list, read_kw: dict, score_dtype: str) -> tuple[pd.DataFr
         return runs, _lists(runs, score_dtype)
     runs = _read_frame(files, False, "error", 1, comments, max_bytes, check=False)
     L = _lists(runs, score_dtype)
-    if L.doc_rank is not None:
-        nd = len(L.doc_values) if L.doc_values is not None else int(L.doc_rank.max(initial=0)) + 1
-        key = np.repeat(np.arange(len(L.lens), dtype=np.uint64), L.lens)
-        key *= np.uint64(max(nd, 1))
-        key += L.doc_rank[L.rows()].astype(np.uint64)
-        key.sort()
-        repeat = bool((key[1:] == key[:-1]).any())
-        del key
+    if L.doc_rank is not None: repeat = _repeated_rows(L, L.doc_rank) is not None
     else: repeat = _maybe_duplicates([_chunked(runs[k]) for k in ("system", "query", "doc")])
     if repeat:                  # (a hash collision of the reader's check is settled the same way)
         for f in files: _run_arrays(f, system_name(f), "error", comments, max_bytes)     # raises, naming the lines
@@ -1761,11 +1769,10 @@ def dense(self: Campaign,
     if need > cap:
         b = max(self.overflow, key=lambda b: b.campaign.depth)
         i = int(np.argmax(b.campaign.lengths[0]))
-        raise MemoryError(f"the campaign's dense arrays would take {need / 2**30:.3g} GiB ({S} systems × {Q} topics × "
-                          f"{D} ranks: its longest list, system {str(self.systems[b.system[i]])!r} topic "
-                          f"{str(self.topics[b.topic[i]])!r}); evaluate it with irinnov.metrics (which reads long "
-                          f"lists apart), cut the lists with depth= (trec_eval -M), or raise the cap of "
-                          f"{cap / 2**30:.3g} GiB with max_dense_bytes= or IRINNOV_MAX_DENSE_BYTES")
+        raise _dense_error(S, Q, D, need, cap, f": its longest list, system {str(self.systems[b.system[i]])!r} "
+                                               f"topic {str(self.topics[b.topic[i]])!r}",
+                           "evaluate it with irinnov.metrics (which reads long lists apart), cut the lists with "
+                           "depth= (trec_eval -M)")
     out = []
     for a, pad in ((self.docs, PAD), (self.grades, NO_GRADE), (self.scores, np.nan)):
         x = np.full((S, Q, D), pad, a.dtype)
