@@ -35,7 +35,7 @@ def campaign_of(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
             hint = (f"; options are keyword-only: did you mean {what}(campaign, name={qrels!r}) or another keyword?"
                     if isinstance(qrels, str) else "")
             raise TypeError(f"{what}: got a Campaign and qrels={qrels!r}: a Campaign holds its own qrels{hint}")
-        return runs.dense() if runs.overflow else runs     # (a ragged campaign's long lists put back in its arrays)
+        return runs.dense()          # (a ragged campaign's long lists put back in its arrays; any other as it is)
     if qrels is None:
         raise TypeError(f"{what}: qrels is missing (give runs and qrels, or a Campaign)")
     return prepare(runs, qrels, **prepare_options)

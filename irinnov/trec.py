@@ -1240,6 +1240,12 @@ def _ragged_cap(S: int, Q: int, positions: int) -> int:
     cells = max(S * Q, 1)
     return int(max(1, _RAGGED_MIN_BYTES // (cells * _CELL_BYTES), _RAGGED_PADDING * positions // cells))
 
+def _apart(L: _Lists, keep: np.ndarray, depth: int | None, D: int, cap: int | None) -> tuple[np.ndarray | None, int]:
+    "The kept lists longer than `cap` once cut at `depth` (kept apart, whole) and the dense arrays' depth: "
+    "(None, D) when no list is (or `cap` is None: not ragged)."
+    if cap is None or D <= cap: return None, D
+    return keep & ((L.lens if depth is None else np.minimum(L.lens, depth)) > cap), cap
+
 def _length_groups(lens: np.ndarray) -> list:
     "Indices of lists grouped by length, longest first: a group is as deep as its longest list and holds at most "
     "_RAGGED_PADDING cells per position."
@@ -1303,11 +1309,8 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, keep_runs
     S, Q = len(L.systems), len(jd.topics)
     ltopic, keep, D = _kept(L, jd.topics, depth)      # padded to the depth cut, not to the longest list
     if not keep.any(): _no_common_topics(L.queries, jd.topics, disjoint)
-    over = None
-    if ragged:                                        # the longest lists apart, whole, if padding to them is costly
-        cut = L.lens if depth is None else np.minimum(L.lens, depth)
-        D0 = min(D, _ragged_cap(S, Q, int(cut[keep].sum())))
-        if D0 < D: over, D = keep & (cut > D0), D0
+    # ragged: the longest lists apart, whole, if padding to them is costly (D is the depth cut or the longest list)
+    over, D = _apart(L, keep, depth, D, _ragged_cap(S, Q, int(np.minimum(L.lens[keep], D).sum())) if ragged else None)
     _check_dense(S, Q, D, L, keep, max_dense_bytes)
     lengths = np.zeros((S, Q), np.int64)
     lengths[L.system[keep], ltopic[keep]] = np.minimum(L.lens[keep], D)
@@ -1499,9 +1502,7 @@ def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: 
             if list(L.systems) != list(systems[first:first + nb]):     # each file is one system, by name
                 raise RuntimeError(f"systems {list(L.systems)[:3]} read from {batch[0]}... are not those expected")
             ltopic, keep, Db = _kept(L, jd.topics, depth)
-            over = None
-            if cap is not None and Db > cap:   # ragged: lists longer than the cap apart, whole
-                over, Db = keep & ((L.lens if depth is None else np.minimum(L.lens, depth)) > cap), cap
+            over, Db = _apart(L, keep, depth, Db, cap)     # ragged: lists longer than the cap apart, whole
             queries.append(L.queries)
             kept |= bool(keep.any())
             if Db > D:                         # the first batch, or longer lists than so far: (re)allocate deeper
