@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from os import PathLike
+from dataclasses import dataclass
 from typing import Union
 
 import numpy as np
@@ -15,8 +16,9 @@ import pandas as pd
 # scipy.stats (0.4 s to import) is imported where a t-test is computed, not by every reader of a run file
 
 # %% auto #0
-__all__ = ['RunsLike', 'QrelsLike', 'campaign_of', 'check_threshold', 'check_cutoff', 'check_depth', 'check_choice',
-           'judgment_keys', 'round_significant', 'kendall_tau_b', 'paired_t_pvalues']
+__all__ = ['RunsLike', 'QrelsLike', 'DEFAULT_THRESHOLD', 'DEFAULT_DEPTH', 'campaign_of', 'check_threshold', 'check_cutoff',
+           'check_depth', 'check_choice', 'check_trec_eval_version', 'EvalOptions', 'judgment_keys',
+           'round_significant', 'kendall_tau_b', 'paired_t_pvalues']
 
 # %% ../nbs/05_conventions.ipynb #8199a730
 RunsLike = Union["Campaign", pd.DataFrame, Mapping, str, PathLike, Sequence]   # a Campaign, a runs frame, a dict, a file, a directory, a glob or a list of files
@@ -75,6 +77,40 @@ def check_choice(value,                       # the value given
     "One of `choices`, or an error that lists them."
     if value not in choices: raise ValueError(f"{arg}: {value!r} is not one of {', '.join(map(repr, choices))}")
     return value
+
+def check_trec_eval_version(trec_eval_version, # '9', '9.0.x', 'v10', 10, ...
+                           ) -> str:
+    "'9' (trec_eval 9.0.x, the default) or '10' (trec_eval 10.0) from the ways people write them."
+    s = str(trec_eval_version).strip().lower().removeprefix("v")
+    if s in ("9", "9.0", "9.0.x", "9.0.7", "9.0.8"): return "9"
+    if s in ("10", "10.0", "10.0.0"): return "10"
+    raise ValueError(f"trec_eval_version must be '9' (trec_eval 9.0.x, the default) or '10' (trec_eval 10.0), "
+                     f"not {trec_eval_version!r}")
+
+# %% ../nbs/05_conventions.ipynb #f44dfcad
+DEFAULT_THRESHOLD = 1        # grade ≥ 1 is relevant unless said otherwise (trec_eval's -l default)
+DEFAULT_DEPTH = None         # whole lists unless said otherwise (trec_eval's -M default)
+
+@dataclass(frozen=True)
+class EvalOptions:
+    "The run-wide options of an evaluation, declared and validated once (trec_eval's EPI): relevance level, depth, -c, version."
+    threshold: int = DEFAULT_THRESHOLD   # relevance level: grade ≥ threshold is relevant (trec_eval's -l; 0 allowed)
+    depth: int | None = DEFAULT_DEPTH    # each list's top `depth` documents (trec_eval's -M; None: whole lists)
+    complete: bool = False               # average over every qrels topic (trec_eval's -c)
+    trec_eval: str = "9"                 # parity target: '9' (trec_eval 9.0.x) or '10' (trec_eval 10.0)
+
+    def __post_init__(self):
+        object.__setattr__(self, "threshold", check_threshold(self.threshold))
+        object.__setattr__(self, "depth", check_depth(self.depth))
+        if not isinstance(self.complete, (bool, np.bool_)):
+            raise TypeError(f"complete: True or False is expected, got {self.complete!r}")
+        object.__setattr__(self, "complete", bool(self.complete))
+        object.__setattr__(self, "trec_eval", check_trec_eval_version(self.trec_eval))
+
+    @property
+    def score_dtype(self) -> str:
+        "How scores are compared: float32 for trec_eval 9.0.x, float64 for 10.0."
+        return "float64" if self.trec_eval == "10" else "float32"
 
 # %% ../nbs/05_conventions.ipynb #7b2c191b
 def judgment_keys(campaign: "Campaign",         # the campaign whose codes these are

@@ -19,7 +19,7 @@ from .conventions import QrelsLike, RunsLike, campaign_of
 # %% auto #0
 __all__ = ['REL', 'CUTOFFS', 'FEW_RUNS', 'TEAM_FAMILIES', 'REGISTRY', 'MeasureError', 'Param', 'MeasureDef', 'Measure',
            'warn_small_field', 'supports_teams', 'preferences', 'name_patterns', 'accepted_names', 'parse_measure',
-           'canonical_name', 'registry_table']
+           'canonical_name', 'measure_of', 'registry_table']
 
 # %% ../nbs/06_measures.ipynb #998b2125
 class MeasureError(ValueError):
@@ -77,7 +77,7 @@ class MeasureDef:
     citation: str                         # the paper (or program) that defines it
     family: str = "classic"               # classic (trec_eval's rules), rareness, novelty, rpp, asl, ric
     cutoff: str = ""                      # a key of CUTOFFS: what may follow `@`
-    cut_key: str = "k"                    # the keyword the cut-off sets (`k`, `depth`, `recall`, `n`)
+    cut_key: str = "k"                    # the keyword the cut-off sets: `k` (a rank), `recall` (IPrec), `n` (ASL's g1-n)
     params: tuple = ()                    # Param entries
     aliases: tuple = ()                   # other names (ir_measures', trec_eval's); every name matches in any case
     higher_is_better: bool = True         # orientation
@@ -164,8 +164,8 @@ def supports_teams(family: str = "rareness", # rareness or novelty
 
 # %% ../nbs/06_measures.ipynb #2581efe2
 def _classic(c, m: Measure, **_) -> pd.DataFrame:
-    from irinnov import metrics
-    return metrics.measure(c, name=m.name)
+    from irinnov.classic import values_table          # the kind and parameters as parsed: no name parsed again
+    return values_table(c, m.kind, m.params, name=m.name)
 
 def _rareness(c, m: Measure, **teams) -> pd.DataFrame:
     from irinnov import rareness
@@ -228,13 +228,13 @@ REGISTRY: dict = {d.name: d for d in [
     _classic_def("R", "recall: relevant documents in the top k, over all R relevant ones", _TE, cutoff="k",
                  params=(REL,), aliases=("recall",)),
     _classic_def("AP", "average precision (divided by R); @k: over the top k (trec_eval's map_cut)", _TE, cutoff="k?",
-                 cut_key="depth", params=(REL,), aliases=("map", "map_cut")),
+                 params=(REL,), aliases=("map", "map_cut")),
     _classic_def("nDCG", "normalised discounted cumulative gain, gain = grade, discount 1/log2(rank + 1); @k: ndcg_cut",
                  "K. Järvelin & J. Kekäläinen, Cumulated gain-based evaluation of IR techniques, TOIS 2002",
                  cutoff="k?", params=(Param("dcg", "log2|exp-log2", "log2", "gain = grade (log2) or 2^grade − 1 (exp-log2, gdeval)"),),
                  aliases=("ndcg_cut",)),
     _classic_def("RR", "reciprocal rank of the first relevant document; @k: within the top k", _TE, cutoff="k?",
-                 cut_key="depth", params=(REL,), aliases=("mrr", "recip_rank")),
+                 params=(REL,), aliases=("mrr", "recip_rank")),
     _classic_def("R-prec", "precision at rank R, the topic's number of relevant documents", _TE, params=(REL,),
                  aliases=("Rprec", "r_prec")),
     _classic_def("bpref", "relevant documents ranked above judged non-relevant ones",
@@ -247,16 +247,16 @@ REGISTRY: dict = {d.name: d for d in [
                  aliases=()),
     _classic_def("ERR", "expected reciprocal rank, stop probability (2^g − 1)/2^4 (gdeval); @k: within the top k",
                  "O. Chapelle, D. Metzler, Y. Zhang & P. Grinspan, Expected reciprocal rank for graded relevance, CIKM 2009",
-                 cutoff="k?", cut_key="depth", aliases=()),
+                 cutoff="k?", aliases=()),
     _classic_def("infAP", "AP estimated from a sampled pool (a negative grade: pooled, not judged)",
                  "E. Yilmaz & J. A. Aslam, Estimating average precision with incomplete and imperfect judgments, CIKM 2006",
                  params=(REL,), aliases=()),
     _classic_def("GAP", "graded average precision: AP over the user's random relevance threshold",
                  "S. Robertson, E. Kanoulas & E. Yilmaz, Extending average precision to graded relevance judgments, SIGIR 2010",
-                 cutoff="k?", cut_key="depth", aliases=()),
-    _classic_def("Judged", "share of the top k holding a judged document", _IRM, cutoff="k", cut_key="depth",
+                 cutoff="k?", aliases=()),
+    _classic_def("Judged", "share of the top k holding a judged document", _IRM, cutoff="k",
                  aliases=()),
-    _classic_def("Success", "1 if a relevant document is in the top k", _TE, cutoff="k", cut_key="depth",
+    _classic_def("Success", "1 if a relevant document is in the top k", _TE, cutoff="k",
                  params=(REL,), aliases=()),
     _classic_def("IPrec", "interpolated precision at recall level r (trec_eval's iprec_at_recall)", _TE, cutoff="r",
                  cut_key="recall", params=(REL,), aliases=("iprec_at_recall",)),
@@ -293,7 +293,7 @@ REGISTRY: dict = {d.name: d for d in [
                ),
     MeasureDef("U", "novelty utility: what a run adds for a reader of the other runs (@N: the top N)",
                "A. Fujii & T. Ishikawa, A novelty-based evaluation method for information retrieval, LREC 2000",
-               family="novelty", notation="paper", cutoff="k?", cut_key="depth", compute=_novelty,
+               family="novelty", notation="paper", cutoff="k?", compute=_novelty,
                params=(Param("base", "float", 2.0, "base of the logarithm (e: nats)"),
                        Param("log0", "zero|penalty|literal", "zero", "a relevant document the run missed"),
                        Param("loo", "bool", True, "the background is the other runs (0: all runs)", "leave_one_out"),
@@ -311,7 +311,7 @@ REGISTRY: dict = {d.name: d for d in [
                ),
     MeasureDef("RIC", "relevance information correlation: mutual information between run and judgments, in bits",
                "P. B. Golbus & J. A. Aslam, A mutual information-based framework for the analysis of IR systems, SIGIR 2013",
-               family="ric", notation="paper", cutoff="k?", cut_key="depth", compute=_ric, params=(_GRADED, REL),
+               family="ric", notation="paper", cutoff="k?", compute=_ric, params=(_GRADED, REL),
                ),
     # diversity (intent-aware) measures, as the Web track's ndeval computes them; they need subtopic qrels
     MeasureDef("alpha-nDCG", "α-nDCG: nDCG whose gain decays by (1 − α) each time a subtopic is seen again",
@@ -434,6 +434,33 @@ def canonical_name(name: str, # any accepted name or alias
                   ) -> str:
     "The canonical name of a measure name: `map` → `AP`, `ndcg_cut.10` → `nDCG@10`, `AP_rareness@100(alpha=1)` → `AP@100_rareness(alpha=1)`."
     return parse_measure(name, threshold=threshold).name
+
+# %% ../nbs/06_measures.ipynb #160cd273
+def measure_of(base: str, # a declaration's name or alias (`AP`, `P`, `P_rareness`, `U`, `ASL`)
+               cut=None, # the cut-off (`@k`; ASL: the n of `@g1-n`; IPrec: the recall level), or None
+               *,
+               threshold: int = 1, # the relevance level unless `rel` is given (trec_eval's -l)
+               **params, # the declaration's parameters by name (`alpha=1`, `pad=1000`, `graded=False`, `rel=2`)
+              ) -> Measure:
+    "The Measure of a declaration with its cut-off and parameters, built as an object and checked as a parsed name is."
+    d = _ALIASES.get(str(base).lower())
+    if d is None: raise _unknown(str(base))
+    label = d.name + ("" if cut is None else f"@{cut}")
+    if cut is None and d.cutoff in ("k", "r"): raise MeasureError(f"measure {label!r} needs a cutoff")
+    if cut is not None:
+        if d.cutoff == "": raise MeasureError(f"measure {label!r}: {d.name} takes no cutoff")
+        if d.cutoff == "r":
+            if not 0 <= cut <= 1: raise MeasureError(f"measure {label!r}: the recall level is in [0, 1]")
+        elif isinstance(cut, bool) or int(cut) != cut or cut < 1:
+            raise MeasureError(f"measure {label!r}: the cutoff must be an integer ≥ 1")
+        else: cut = int(cut)
+    unknown = [k for k in params if d.param(k) is None]
+    if unknown:
+        takes = ", ".join(p.name for p in d.params) or "no parameters"
+        raise MeasureError(f"unknown parameter {unknown[0]!r} in measure {label!r}; {d.name} takes {takes}")
+    opts = {p.name: params.get(p.name, threshold if p is REL else p.default) for p in d.params}
+    _check(d, label, opts)
+    return Measure(d, cut, tuple(opts.items()))
 
 # %% ../nbs/06_measures.ipynb #fb7da2c2
 def registry_table() -> pd.DataFrame:

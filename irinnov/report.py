@@ -5,7 +5,6 @@
 # %% ../nbs/20_compare.ipynb #ae65ffd8
 from __future__ import annotations
 
-import argparse
 import base64
 import contextlib
 import html
@@ -27,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 from . import metrics
-from .conventions import QrelsLike, RunsLike, campaign_of, round_significant
-from .measures import (TEAM_FAMILIES, Measure, MeasureError, parse_measure, preferences, supports_teams,
-                              warn_small_field)
+from .conventions import DEFAULT_DEPTH, DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, round_significant
+from .measures import (TEAM_FAMILIES, Measure, MeasureError, measure_of, parse_measure, preferences,
+                              supports_teams, warn_small_field)
 from .trec import NO_GRADE, Campaign, name_indices, as_runs, prepare, progress
 
 def _lazy(module: str, name: str) -> Callable:
@@ -50,7 +49,7 @@ __all__ = ['CLASSIC', 'OFFICIAL', 'TESTS', 'FAMILIES', 'LOCK', 'SCALES', 'defaul
            'judged_at', 'pooled_column', 'significance_groups', 'mean_ci', 'topic_summary', 'team_best',
            'rare_documents', 'CampaignReport', 'campaign_report', 'plot_rank_shift', 'plot_agreement', 'plot_power',
            'plot_topic_heatmap', 'check_output', 'claim_output', 'bonus_risers', 'write_report', 'against_field',
-           'add_against_arguments', 'against_command', 'add_report_arguments', 'report_command']
+           'placement_text']
 
 # %% ../nbs/20_compare.ipynb #7588525c
 def _team_map(teams, meta) -> dict | None:
@@ -71,17 +70,17 @@ def default_measures(*,
                      k: int = 100, # the cut-off of P@k, AP@k and the rareness measures
                      alphas=(0.5, 1), # the rareness weights α
                      pad_to: int | None = None, # ASL's common ranking length (None: each list's own)
-                     classic=CLASSIC, # the classic measures first
-                     rel: int = 1, # the relevance grade of the measures after the classic ones
+                     classic=CLASSIC, # the classic measures first (names or Measure objects)
+                     threshold: int = DEFAULT_THRESHOLD, # the relevance level of every measure without its own rel= (trec_eval's -l)
                     ) -> list:
-    "The report's measures: the classic ones (AP, nDCG@10, P@10, RR), P@k, AP@k (rareness at α = 0), rareness per α, U, RPP, ASL, ASL@g1-10, RIC; `rel`: the relevance grade of the measures after the classic ones."
-    opts = lambda *o: "(" + ", ".join(x for x in o if x) + ")" if any(o) else ""
-    r = f"rel={rel}" if rel != 1 else ""
-    pad = f"pad={pad_to}" if pad_to else ""
-    cut = lambda m: f"{m}({r})@{k}" if r else f"{m}@{k}"
-    return [*classic, cut("P"), cut("AP"), *(f"P@{k}_rareness{opts(f'alpha={float(a):g}', r)}" for a in alphas),
-            *(f"AP@{k}_rareness{opts(f'alpha={float(a):g}', r)}" for a in alphas), f"U{opts(r)}", f"RPP{opts(r)}",
-            f"ASL{opts(pad, r)}", f"ASL@g1-10{opts(pad, r)}", f"RIC{opts(r)}"]
+    "The report's measures, as Measure objects: the classic ones (AP, nDCG@10, P@10, RR), P@k, AP@k (rareness at α = 0), rareness per α, U, RPP, ASL, ASL@g1-10, RIC."
+    t = threshold
+    return [*(m if isinstance(m, Measure) else parse_measure(m, threshold=t) for m in classic),
+            measure_of("P", k, threshold=t), measure_of("AP", k, threshold=t),
+            *(measure_of("P_rareness", k, alpha=float(a), threshold=t) for a in alphas),
+            *(measure_of("AP_rareness", k, alpha=float(a), threshold=t) for a in alphas),
+            measure_of("U", threshold=t), measure_of("RPP", threshold=t), measure_of("ASL", pad=pad_to, threshold=t),
+            measure_of("ASL", 10, pad=pad_to, threshold=t), measure_of("RIC", threshold=t)]
 
 def _oriented_means(table) -> pd.Series:
     s = table if isinstance(table, pd.Series) else table.mean(axis=1)
@@ -367,7 +366,7 @@ def _field(runs, qrels, against):
 
 def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                     qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
-                    measures=None, # measure names or specs (default: `default_measures`)
+                    measures=None, # Measure objects or names (default: `default_measures`)
                     *,
                     k: int = 100, # the cut-off of the default measures
                     alphas=(0.5, 1), # the rareness weights α of the default measures
@@ -383,8 +382,8 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                     meta: pd.DataFrame | None = None, # one row per system (team, pooled, ...)
                     teams=None, # the meta column naming each run's team (for `team_best`)
                     against=None, # your runs placed among the campaign's (`against_field`)
-                    depth: int | None = None, # cut every list to its top `depth` first (None: whole lists)
-                    rel: int = 1, # the relevance grade of the measures after the classic ones
+                    depth: int | None = DEFAULT_DEPTH, # cut every list to its top `depth` first (trec_eval's -M; None: whole lists)
+                    threshold: int = DEFAULT_THRESHOLD, # the relevance level of every measure without its own rel= (trec_eval's -l)
                    ) -> CampaignReport:
     "All measures of a campaign side by side: scores, ranks, agreement (τ, τ_AP), discriminative power, stability, groups, coverage."
     c, new = _field(runs, qrels, against)
@@ -395,13 +394,14 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     if not tests: raise ValueError("tests: give at least one significance test")
     pad = c.depth if pad_to == "depth" else pad_to
     offic = official_measures(official) if isinstance(official, str) else list(official or [])
-    at_rel = lambda m: m if rel == 1 or m.startswith("nDCG") else (
-        f"{m.partition('@')[0]}(rel={rel})" + (f"@{m.partition('@')[2]}" if "@" in m else ""))
-    classic = [*offic, *(m for m in map(at_rel, CLASSIC) if m not in offic)]
-    names = list(measures) if measures is not None else default_measures(k=k, alphas=alphas, pad_to=pad, classic=classic, rel=rel)
-    specs = [parse_measure(n) for n in names]
-    ref = parse_measure(reference or (offic[0] if offic else "AP"))
-    if ref.name not in [s.name for s in specs]: specs.insert(0, ref)
+    classic = [*offic, *(m for m in CLASSIC if parse_measure(m, threshold=threshold).name
+                         not in {parse_measure(o, threshold=threshold).name for o in offic})]
+    if measures is None: measures = default_measures(k=k, alphas=alphas, pad_to=pad, classic=classic, threshold=threshold)
+    specs = [m if isinstance(m, Measure) else parse_measure(m, threshold=threshold) for m in measures]
+    names = [s.name for s in specs]
+    ref = reference if isinstance(reference, Measure) else parse_measure(reference or (offic[0] if offic else "AP"),
+                                                                         threshold=threshold)
+    if ref.name not in names: specs.insert(0, ref)
     reference = ref.name
     if meta is not None:
         meta = pd.DataFrame(meta).copy()
@@ -447,7 +447,7 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     coverage = pd.DataFrame({f"Judged@{j}": judged_at(c, k=j).mean(axis=1) for j in (10, 100)})
     pooled = pooled_column(meta)
     if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
-    params = dict(measures=names, reference=reference, official=offic, rel=rel, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
+    params = dict(measures=names, reference=reference, official=offic, threshold=threshold, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
                   tests=tests, alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=team_map is not None,
                   team_families=tuple(f for f in TEAM_FAMILIES if team_map is not None and supports_teams(f)))
     return CampaignReport(c, tables, orderings, scores, ranks, agreement, power, hib, families, reference, meta, params,
@@ -1002,7 +1002,8 @@ def against_field(runs: RunsLike, # your runs (files, a directory, a glob or a D
                   alpha: float = 0.05, # the significance level
                   B: int = 1000, # permutations or bootstrap samples of each test
                   seed: int = 0, # the seed of the tests
-                  depth: int | None = 1000, # cut every list to its top `depth` (None: whole lists)
+                  depth: int | None = DEFAULT_DEPTH, # cut every list to its top `depth` (trec_eval's -M; None: whole lists)
+                  threshold: int = DEFAULT_THRESHOLD, # the relevance level of every measure without its own rel= (trec_eval's -l)
                   mirror=None, # a local mirror of the dataset's files
                   path=None, # the dataset's folder (default: the cache)
                  ) -> pd.DataFrame:
@@ -1016,43 +1017,17 @@ def against_field(runs: RunsLike, # your runs (files, a directory, a glob or a D
         except ValueError: official = None
         ds = datasets.load(field, path=path, mirror=mirror, progress=True)
         field, qrels = ds.runs, ds.qrels
-    if measures is None:
-        measures = [*(official or CLASSIC), "AP@100_rareness(alpha=1)", "U", "RPP", "ASL", "RIC"]
-    rep = campaign_report(field, qrels, measures, against=runs, tests=tests, alpha=alpha, B=B, trials=0, seed=seed,
-                          mc4=False, depth=depth, reference=parse_measure(measures[0]).name)
+    t = threshold
+    specs = ([parse_measure(m, threshold=t) for m in (official or CLASSIC)] + [measure_of("AP_rareness", 100, alpha=1.0, threshold=t),
+             *(measure_of(b, threshold=t) for b in ("U", "RPP", "ASL", "RIC"))] if measures is None else
+             [m if isinstance(m, Measure) else parse_measure(m, threshold=t) for m in measures])
+    rep = campaign_report(field, qrels, specs, against=runs, tests=tests, alpha=alpha, B=B, trials=0, seed=seed,
+                          mc4=False, depth=depth, threshold=t, reference=specs[0])
     return rep.placement()
 
-def _depth_arg(v: str) -> int | None:
-    try: d = int(v)
-    except ValueError: raise argparse.ArgumentTypeError(f"invalid depth {v!r}: give an integer (0 = whole lists)") from None
-    if d < 0: raise argparse.ArgumentTypeError(f"invalid depth {v!r}: give an integer ≥ 0 (0 = whole lists)")
-    return d or None
-
-def _unit_interval(v: str) -> float:
-    try: x = float(v)
-    except ValueError: x = float("nan")
-    if not 0 < x < 1: raise argparse.ArgumentTypeError(f"invalid value {v!r}: give a number between 0 and 1")
-    return x
-
-def _positive(v: str) -> int:
-    try: x = int(v)
-    except ValueError: x = 0
-    if x < 1: raise argparse.ArgumentTypeError(f"invalid value {v!r}: give a whole number ≥ 1")
-    return x
-
-def add_against_arguments(parser: argparse.ArgumentParser, # the `evaluate` subcommand's parser
-                         ) -> argparse.ArgumentParser:
-    "Add `--against DATASET` (and its significance options) to `irinnov evaluate`."
-    parser.add_argument("--against", metavar="DATASET", help="place the RUNs in a campaign's field (a dataset of "
-                        "'irinnov datasets list'): campaign measures computed with the campaign's runs, the campaign's qrels")
-    parser.add_argument("--test", choices=("randomized-tukey", "t-bonferroni", "t-holm", "bootstrap"),
-                        default="randomized-tukey", help="test for the significance groups with --against (default randomized-tukey)")
-    parser.add_argument("--alpha", type=_unit_interval, default=0.05, help="significance level (default 0.05)")
-    parser.add_argument("--permutations", type=_positive, default=1000, metavar="B",
-                        help="permutations of the randomized test (default 1000)")
-    return parser
-
-def _placement_text(df: pd.DataFrame, fmt: str) -> str:
+def placement_text(df: pd.DataFrame, # the placement table (`against_field`, `CampaignReport.placement`)
+                   fmt: str = "table", # table (aligned text), tsv or json
+                  ) -> str:
     "The placement table as aligned text, TSV or JSON."
     if fmt == "json":
         import json
@@ -1065,126 +1040,3 @@ def _placement_text(df: pd.DataFrame, fmt: str) -> str:
     shown["tied with top"] = shown["tied with top"].map({True: "yes", False: "no", None: ""})
     return shown.to_string(index=False) + "\n"
 
-def against_command(args, # the parsed command line
-                   ) -> int:
-    "`irinnov evaluate --against DATASET RUN...`: where each run would have placed in the campaign, under each measure."
-    from irinnov.cli import CliError, run_paths
-    from irinnov.trec import read_runs
-    specs = [parse_measure(m).name for m in args.measure] if args.measure else None      # name errors before reading
-    paths = [p for p in ([getattr(args, "qrels", None)] if getattr(args, "qrels", None) else []) + list(args.runs)]
-    if not paths: raise CliError("--against needs at least one RUN", 2)
-    runs = read_runs(run_paths(paths), tag=getattr(args, "tag", False))
-    table = against_field(runs, args.against, measures=specs, tests=(args.test,), alpha=args.alpha, B=args.permutations,
-                          depth=getattr(args, "depth", 1000))
-    sys.stdout.write(_placement_text(table, getattr(args, "format", "table")))
-    return 0
-
-def add_report_arguments(parser: argparse.ArgumentParser, # the `report` subcommand's parser
-                        ) -> argparse.ArgumentParser:
-    "Add every option of `irinnov report` to `parser` (the `report` subcommand's parser)."
-    r = parser
-    r.add_argument("files", metavar="QRELS RUN", nargs="*", help="qrels file, then run files, directories or globs "
-                   "(with --against: your run files only)")
-    r.add_argument("--dataset", metavar="NAME", help="a dataset of 'irinnov datasets list' (fetched on first use)")
-    r.add_argument("--against", metavar="NAME", help="add your RUNs to this dataset's field and mark where they place")
-    r.add_argument("--path", metavar="DIR", help="dataset directory (your copy of a NIST collection, or a cache)")
-    r.add_argument("--mirror", metavar="DIR", help="offline mirror to fetch from (default: $IRINNOV_MIRROR)")
-    r.add_argument("-o", "--output", metavar="DIR", required=True, help="output directory")
-    r.add_argument("--title", help="report title")
-    r.add_argument("-m", "--measure", action="extend", nargs="+", metavar="MEASURE",
-                   help="measures to report (same names as 'irinnov evaluate'; default: the official/classic measures "
-                        "and every innovation-aware one)")
-    r.add_argument("--reference", metavar="MEASURE", help="the measure ranks and shifts are read against (default: the "
-                   "first official measure of the dataset, else AP)")
-    r.add_argument("--official", action=argparse.BooleanOptionalAction, default=None,
-                   help="use the dataset's official measures as the classic set (default: yes when the dataset has them)")
-    r.add_argument("--tests", nargs="+", choices=("randomized-tukey", "t-bonferroni", "t-holm", "bootstrap"),
-                   default=list(TESTS), metavar="TEST", help=f"significance tests, the first for the groups "
-                   f"(default: {' '.join(TESTS)}; also t-holm, bootstrap)")
-    r.add_argument("--alpha", type=_unit_interval, default=0.05, help="significance level (default 0.05)")
-    r.add_argument("-M", "--depth", type=_depth_arg, default=1000, help="list depth (default 1000; 0 = whole lists)")
-    r.add_argument("--cutoff", "--k", dest="k", type=_positive, default=100, metavar="K",
-                   help="rareness cutoff k (default 100)")
-    r.add_argument("--permutations", "-B", dest="B", type=_positive, default=1000, metavar="B",
-                   help="randomized Tukey HSD permutations (default 1000)")
-    r.add_argument("--trials", type=_positive, default=1000, help="stability trials (default 1000)")
-    r.add_argument("--team-rarity", action="store_true", help="count a document once per team in rareness and "
-                   "novelty (needs a 'team' column in the dataset's meta)")
-    r.add_argument("--low-judged", type=_unit_interval, default=0.7, metavar="SHARE",
-                   help="warn when a run rising under RIC or ASL has less than this share of its top 10 judged (default 0.7)")
-    r.add_argument("--format", choices=("csv+parquet", "csv", "parquet"), default="csv+parquet",
-                   help="table files written next to report.html (default csv+parquet)")
-    r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    r.add_argument("--tag", action="store_true", help="name systems by the run tag column")
-    return r
-
-def _label_columns(meta):
-    "The meta columns worth showing next to each system: non-numeric, not one distinct value per system."
-    keep = [c for c in meta.columns if meta[c].dtype.kind not in "fiuc" and 1 < meta[c].nunique() < len(meta)]
-    return meta[keep] if keep else None
-
-def _hue(meta) -> str | None:
-    "The first label column with 2-8 values, to colour the rank-shift plot by."
-    if meta is None: return None
-    for c in meta.columns:
-        if 2 <= meta[c].nunique() <= 8: return c
-    return None
-
-def report_command(args, # the parsed command line
-                  ) -> int:
-    "`irinnov report`: the campaign report (HTML, CSV, Parquet) of a dataset, of QRELS and RUN files, or of your runs --against a dataset."
-    from irinnov.cli import CliError, run_paths
-    from irinnov.trec import read_qrels, read_runs
-    if "ipykernel" not in sys.modules:
-        import matplotlib
-        matplotlib.use("Agg")
-    if args.dataset and args.against: raise CliError("give either --dataset NAME or --against NAME, not both", 2)
-    name = args.dataset or args.against
-    if args.dataset and args.files: raise CliError("give either --dataset NAME or QRELS RUN..., not both", 2)
-    if args.against and not args.files: raise CliError("--against NAME needs your RUN files", 2)
-    if name:
-        from irinnov import datasets
-        if name not in datasets.REGISTRY:
-            raise CliError(f"unknown dataset {name!r}; available: {', '.join(sorted(datasets.REGISTRY))}", 2)
-    elif len(args.files) < 2: raise CliError("give --dataset NAME, or QRELS and at least one RUN", 2)
-    for m in (args.measure or []) + ([args.reference] if args.reference else []): parse_measure(m)   # names first
-    official = None
-    if args.official is not False and name:
-        try: official = official_measures(name)
-        except ValueError:
-            if args.official: raise CliError(f"--official: no official measures known for {name!r}", 2) from None
-    elif args.official: raise CliError("--official needs --dataset or --against", 2)
-    mine = read_runs(run_paths(args.files), tag=args.tag) if args.against else None    # your runs: errors before the lock
-    with claim_output(args.output) as out:                         # an unusable folder is refused before any computing
-        if name:
-            from irinnov import datasets
-            ds = datasets.load(name, path=args.path, mirror=args.mirror, progress=True)
-            runs, qrels, rel = ds.runs, ds.qrels, int(getattr(ds, "threshold", 1) or 1)
-            meta = _label_columns(ds.meta) if "meta" in ds.parts else None
-            title = args.title or (f"Your runs against {name}" if args.against else f"{name}: irinnov campaign report")
-        else:
-            qrels = read_qrels(args.files[0])
-            runs = run_paths(args.files[1:])           # on Dask the workers read them, each file in its own task
-            from irinnov.scale import wants_dask
-            if not wants_dask(args): runs = read_runs(runs, tag=args.tag)
-            meta, title, rel = None, args.title or "irinnov campaign report", 1
-        teams = None
-        if args.team_rarity:
-            if meta is None or "team" not in meta.columns: raise CliError("--team-rarity needs a dataset with a 'team' column", 2)
-            teams = True
-        from irinnov.scale import wants_dask
-        if wants_dask(args):                       # the per-topic tables computed on Dask, sharded by topic
-            if mine is not None or teams or args.measure or args.reference:
-                raise CliError("--workers/--scheduler make the default report (no --against, --team-rarity, -m or "
-                               "--reference yet)", 2)
-            from irinnov.scale import report_sharded
-            rep = report_sharded(args, runs, qrels, meta)
-        else:
-            rep = campaign_report(runs, qrels, args.measure, k=args.k, reference=args.reference, official=official,
-                                  tests=args.tests, alpha=args.alpha, B=args.B, trials=args.trials, seed=args.seed,
-                                  meta=meta, teams=teams, against=mine, depth=args.depth, rel=rel)
-        path = write_report(rep, out_dir=out, title=title, hue=_hue(rep.meta), low_judged=args.low_judged,
-                            formats=args.format)
-    kinds = {"csv+parquet": "CSV, Parquet", "csv": "CSV", "parquet": "Parquet"}[args.format]
-    print(f"wrote {path} and its tables ({kinds}) for {len(rep.campaign.systems)} systems")
-    return 0

@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .conventions import QrelsLike, RunsLike
-from .measures import parse_measure
+from .conventions import DEFAULT_THRESHOLD, EvalOptions, QrelsLike, RunsLike
+from .measures import Measure, parse_measure
 from .report import CampaignReport
 from .trec import (NO_GRADE, PAD, RUN_COLUMNS, Campaign, TrecFormatError, is_runs_frame, mark_unique,
                           run_file_paths, as_qrels, as_runs, prepare, read_qrels, read_run, system_files,
@@ -33,8 +33,7 @@ from .trec import (NO_GRADE, PAD, RUN_COLUMNS, Campaign, TrecFormatError, is_run
 
 # %% auto #0
 __all__ = ['shard_of', 'shard_campaign', 'dask_client', 'ShardedRuns', 'shard_runs', 'map_shards', 'evaluate_sharded',
-           'CampaignSummary', 'campaign_report_sharded', 'add_cli_arguments', 'wants_dask', 'evaluate_tables',
-           'report_sharded', 'trec_eval_records_sharded']
+           'CampaignSummary', 'campaign_report_sharded', 'trec_eval_records_sharded']
 
 # %% ../nbs/40_scale.ipynb #09b90411
 _NO_TOPIC = "\x00irinnov-no-list"     # query id of the placeholder row of a system without lists in a shard
@@ -264,19 +263,25 @@ def map_shards(sharded: ShardedRuns,      # the shuffle's result (`shard_runs`)
 def _on_shard(pieces, qrels, fn, systems, depth, score_dtype, unique, kw):
     return fn(shard_campaign(pieces, qrels, systems, depth, score_dtype=score_dtype, unique=unique), **kw)
 
+def _measures(measures, threshold: int) -> list:
+    "Measure objects from names or Measure objects (a name without `rel=` at the run-wide level): parsed once, here, on the client."
+    if isinstance(measures, (str, Measure)): measures = [measures]
+    return [m if isinstance(m, Measure) else parse_measure(m, threshold=threshold) for m in measures]
+
 def _tables(c: Campaign, depth: int | None, measures: list) -> tuple:
-    "Every named measure's score table on one shard's campaign, cut to `depth`, and the warnings they gave."
+    "Every measure's score table on one shard's campaign, cut to `depth`, and the warnings they gave."
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         c = c.truncate(depth)
-        tables = {s.name: s(c) for s in map(parse_measure, measures)}
+        tables = {m.name: m(c) for m in measures}
     return tables, [(w.category, str(w.message)) for w in caught]
 
 def evaluate_sharded(runs: RunsLike,      # run files (list, directory or glob), or a runs DataFrame
                      qrels: QrelsLike,    # a qrels file or DataFrame
-                     measures=("AP", "P@10", "nDCG@10", "RR", "bpref"),   # any names `irinnov.measures.parse_measure` knows
+                     measures=("AP", "P@10", "nDCG@10", "RR", "bpref"),   # Measure objects, or names `irinnov.measures.parse_measure` knows
                      *, client,           # a `dask.distributed.Client` (see `dask_client`)
                      depth: int | None = None,      # cut every list to its top `depth` (None: whole lists)
+                     threshold: int = DEFAULT_THRESHOLD,   # the relevance level of a name without `rel=` (trec_eval's -l)
                      tag: bool = False,   # system names from the tag column
                      duplicates: str = "error",     # or "first"
                      n_shards: int | None = None,   # topic shards (default: `shard_runs`'s)
@@ -285,14 +290,14 @@ def evaluate_sharded(runs: RunsLike,      # run files (list, directory or glob),
                      progress: bool = False,   # Dask's progress bars
                     ) -> dict:
     "Score tables `{measure: systems × topics}` computed shard by shard on Dask: the same tables one process computes."
-    specs = [parse_measure(m) for m in ([measures] if isinstance(measures, str) else measures)]   # name errors first
+    specs = _measures(measures, threshold)                             # name errors first
     sr = shard_runs(runs, qrels, client=client, n_shards=n_shards, work_dir=work_dir, tag=tag, duplicates=duplicates,
                     score_dtype=score_dtype, progress=progress)
     try:
         for s in specs:
             if s.family in ("novelty", "rpp") and len(sr.systems) < 2:
                 raise ValueError(f"{s.name} compares each run with the others: give at least two runs")
-        parts = map_shards(sr, _tables, client=client, progress=progress, depth=depth, measures=[m for m in ([measures] if isinstance(measures, str) else measures)])
+        parts = map_shards(sr, _tables, client=client, progress=progress, depth=depth, measures=specs)
     finally:
         sr.remove()
     for category, message in dict.fromkeys(w for _, ws in parts for w in ws):     # a worker's warnings, here, once each
@@ -337,6 +342,7 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
                             seed: int = 0,   # as `campaign_report`
                             meta: pd.DataFrame | None = None,    # as `campaign_report`
                             depth: int | None = None,            # cut every list to its top `depth` first
+                            threshold: int = DEFAULT_THRESHOLD,  # the relevance level of every name without `rel=`
                             tag: bool = False,   # system names from the tag column
                             n_shards: int | None = None,   # topic shards (default: `shard_runs`'s)
                             work_dir=None,   # where the shards' Parquet pieces go (removed afterwards)
@@ -351,13 +357,14 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
         if len(sr.systems) < 2: raise ValueError("runs: a campaign report needs at least two systems")
         D = min(depth, sr.depth) if depth is not None else sr.depth
         pad = D if pad_to == "depth" else pad_to
-        names = list(measures) if measures is not None else R.default_measures(k=k, alphas=alphas, pad_to=pad)
-        specs = [parse_measure(n) for n in names]
-        ref = parse_measure(reference)
+        asked = _measures(list(measures) if measures is not None else
+                          R.default_measures(k=k, alphas=alphas, pad_to=pad, threshold=threshold), threshold)
+        names, specs = [m.name for m in asked], list(asked)
+        ref = parse_measure(reference, threshold=threshold)
         if ref.name not in [s.name for s in specs]: specs.insert(0, ref)
-        asked = names if ref.name in [parse_measure(n).name for n in names] else [reference, *names]
-        coverage_names = [f"Judged@{j}" for j in (10, 100)]      # pool coverage, per topic like every measure
-        parts = map_shards(sr, _tables, client=client, progress=progress, depth=depth, measures=asked + coverage_names)
+        coverage = _measures([f"Judged@{j}" for j in (10, 100)], threshold)   # pool coverage, per topic like every measure
+        coverage_names = [m.name for m in coverage]
+        parts = map_shards(sr, _tables, client=client, progress=progress, depth=depth, measures=specs + coverage)
     finally:
         sr.remove()
     for category, message in dict.fromkeys(w for _, ws in parts for w in ws):
@@ -402,7 +409,7 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
     q = _as_qrels(qrels)
     summary = CampaignSummary(np.asarray(sr.systems, dtype=object), np.array(sorted(pd.unique(q["query"].astype(str))), dtype=object),
                               D, q)
-    params = dict(measures=names, reference=ref.name, official=[], rel=1, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
+    params = dict(measures=names, reference=ref.name, official=[], threshold=threshold, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
                   tests=tuple(tests), alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=False, team_families=())
     coverage = pd.DataFrame({n: _concat([p[n] for p, _ in parts]).mean(axis=1) for n in coverage_names}).reindex(systems)
     pooled = R.pooled_column(meta)
@@ -410,100 +417,44 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
     return CampaignReport(summary, tables, orderings, scores, ranks, agreement, power, hib, families, ref.name, meta, params,
                           pvalues, coverage)
 
-# %% ../nbs/40_scale.ipynb #84cfb8b0
-def _positive(v: str) -> int:
-    import argparse
-    try: n = int(v)
-    except ValueError: raise argparse.ArgumentTypeError(f"invalid count {v!r}: give an integer ≥ 1") from None
-    if n < 1: raise argparse.ArgumentTypeError(f"invalid count {v!r}: give an integer ≥ 1")
-    return n
-
-def add_cli_arguments(parser, # an `irinnov` subcommand's parser
-                     ):
-    "Add `--workers N`, `--scheduler ADDRESS`, `--memory-limit SIZE` and `--shards N` to an `irinnov` subcommand's parser."
-    g = parser.add_argument_group("running on Dask, sharded by topic (pip install 'irinnov[scale]')")
-    g.add_argument("--workers", type=_positive, metavar="N", help="run on a local Dask cluster of N worker processes")
-    g.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster whose scheduler is at ADDRESS, e.g. tcp://10.0.0.5:8786")
-    g.add_argument("--memory-limit", metavar="SIZE", help="memory per local worker, e.g. 2GB (default: the machine's memory / N)")
-    g.add_argument("--shards", type=_positive, metavar="N", help="topic shards (default: twice the workers, about 256 MB of run text each)")
-    return parser
-
-def wants_dask(args, # the parsed command line
-              ) -> bool:
-    "Whether the command line asked for Dask (`--workers` or `--scheduler`)."
-    return getattr(args, "workers", None) is not None or getattr(args, "scheduler", None) is not None
-
-def _announce(client):
-    "On a terminal: where Dask's dashboard is (the progress bars follow)."
-    if sys.stderr.isatty():
-        n = len(client.scheduler_info()["workers"])
-        print(f"irinnov: {n} Dask worker(s); dashboard: {client.dashboard_link}", file=sys.stderr)
-
-def evaluate_tables(args, # the parsed command line
-                    measures: list, # measure specs
-                    run_files: list, # the run files
-                   ) -> list:
-    "What `irinnov evaluate --workers/--scheduler` computes: `[(measure, score table)]`, as the one-process path."
-    with dask_client(workers=args.workers, scheduler=args.scheduler, memory_limit=args.memory_limit) as client:
-        _announce(client)
-        tables = evaluate_sharded(run_files, args.qrels, measures, client=client, depth=args.depth, tag=args.tag,
-                                  n_shards=args.shards, progress=sys.stderr.isatty())
-    return list(tables.items())
-
-def report_sharded(args, # the parsed command line
-                   runs, # run files or a runs DataFrame
-                   qrels, # a qrels file or DataFrame
-                   meta: pd.DataFrame | None = None, # one row per system, as `campaign_report`
-                  ) -> CampaignReport:
-    "What `irinnov report --workers/--scheduler` computes: the campaign report, its per-topic tables made on Dask."
-    with dask_client(workers=args.workers, scheduler=args.scheduler, memory_limit=args.memory_limit) as client:
-        _announce(client)
-        return campaign_report_sharded(runs, qrels, client=client, meta=meta, depth=args.depth, tag=getattr(args, "tag", False),
-                                       k=args.k, B=args.B, trials=args.trials, seed=args.seed, n_shards=args.shards,
-                                       progress=sys.stderr.isatty())
-
 # %% ../nbs/40_scale.ipynb #5ca1e7e0
-def _trec_eval_parts(c: Campaign, depth: int | None, classic: list, innovation: list, threshold: int,
-                     version: str) -> tuple:
+def _trec_eval_parts(c: Campaign, classic: list, innovation: list, options: EvalOptions) -> tuple:
     "One shard's tables: trec_eval's measures, which topics each system listed, its relevant judgments, and the innovation-aware measures."
     from irinnov import metrics
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        c = c.truncate(depth)
-        specs = [s for s in metrics.expand_measures(classic, threshold=threshold) if s.kind != "runid"]
-        tables = [metrics.spec_table(c, s, version) for s in specs]
+        c = c.truncate(options.depth)
+        specs = [s for s in metrics.expand_measures(classic, threshold=options.threshold) if s.kind != "runid"]
+        tables = [metrics.spec_table(c, s, options.trec_eval) for s in specs]
         present = pd.DataFrame(c.lengths > 0, index=c.systems.astype(str), columns=c.topics.astype(str))
         n_rel = int((c.judged_grades()[2] > 0).sum())
-        other = {s.name: s(c) for s in map(parse_measure, innovation)}
+        other = {m.name: m(c) for m in innovation}
     return tables, present, n_rel, other, [(w.category, str(w.message)) for w in caught]
 
 def trec_eval_records_sharded(runs: RunsLike,  # run files (list, directory or glob), or a runs DataFrame
                               qrels: QrelsLike, # a qrels file or DataFrame
                               measures=("official",),   # trec_eval's and ir_measures' names (`irinnov.metrics`)
                               *, client,       # a `dask.distributed.Client` (see `dask_client`)
-                              innovation=(),   # innovation-aware measures (`irinnov.measures.parse_measure` names)
+                              innovation=(),   # innovation-aware measures: Measure objects or names (`irinnov.measures`)
                               per_query: bool = False,   # also each listed topic's value (trec_eval -q)
-                              complete: bool = False,    # average over every qrels topic (trec_eval -c)
-                              threshold: int = 1,        # relevance level (trec_eval -l)
-                              depth: int | None = None,  # top documents of each list (trec_eval -M)
-                              trec_eval_version="9",     # parity target, as `irinnov.metrics.trec_eval_records`
+                              options: EvalOptions = EvalOptions(),   # the run-wide options: -l, -M, -c, trec_eval version
                               tag: bool = False,         # system names from the tag column
                               n_shards: int | None = None,   # topic shards (default: `shard_runs`'s)
                               progress: bool = False,   # Dask's progress bars
                              ) -> tuple:
     "trec_eval's records, as `metrics.trec_eval_records` prints them, and the innovation-aware score tables, computed shard by shard on Dask."
     from irinnov import metrics
-    version = metrics.check_trec_eval_version(trec_eval_version)
-    all_specs = metrics.expand_measures(list(measures), threshold=threshold)       # name errors before any reading
+    complete, version = options.complete, options.trec_eval
+    all_specs = metrics.expand_measures(list(measures), threshold=options.threshold)  # name errors before any reading
     specs = [s for s in all_specs if s.kind != "runid"]
-    for m in innovation: parse_measure(m)
+    innovation = _measures(list(innovation), options.threshold)
     sr = shard_runs(runs, qrels, client=client, n_shards=n_shards, tag=tag, progress=progress,
-                    score_dtype="float64" if version == "10" else "float32")
+                    score_dtype=options.score_dtype)
     try:
-        if any(parse_measure(m).family in ("novelty", "rpp") for m in innovation) and len(sr.systems) < 2:
+        if any(m.family in ("novelty", "rpp") for m in innovation) and len(sr.systems) < 2:
             raise ValueError("novelty and RPP compare each run with the others: give at least two runs")
-        parts = map_shards(sr, _trec_eval_parts, client=client, progress=progress, depth=depth, classic=list(measures),
-                           innovation=list(innovation), threshold=threshold, version=version)
+        parts = map_shards(sr, _trec_eval_parts, client=client, progress=progress, classic=list(measures),
+                           innovation=innovation, options=options)
     finally:
         sr.remove()
     for category, message in dict.fromkeys(w for *_, ws in parts for w in ws):
@@ -519,5 +470,5 @@ def trec_eval_records_sharded(runs: RunsLike,  # run files (list, directory or g
     sums = metrics.summarize(specs, tables, present.to_numpy(), complete, sum(p[2] for p in parts), present.index)
     recs = metrics.records(present.index, topics, specs, tables, listed, sums, per_query=per_query, summary=True,
                             runid=any(s.kind == "runid" for s in all_specs))
-    other = {m: _concat([p[3][m] for p in parts]) for m in (parse_measure(n).name for n in innovation)}
+    other = {m.name: _concat([p[3][m.name] for p in parts]) for m in innovation}
     return recs, other

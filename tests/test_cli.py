@@ -354,7 +354,8 @@ def test_error_usage(tmp_path, small):
     assert_one_line_error(*irinnov("evaluate", qp, cwd=tmp_path), "RUN", exit_code=2)
     assert irinnov("evaluate", "-m", "AP", qp, rd, cwd=tmp_path)[0] == 0           # options before the files work
     assert_one_line_error(*irinnov("evaluate", qp, rd, "-m", cwd=tmp_path), "expected a measure name", exit_code=2)
-    assert_one_line_error(*irinnov("evaluate", qp, rd, "-l", "0", cwd=tmp_path), "relevance level", exit_code=2)
+    assert_one_line_error(*irinnov("evaluate", qp, rd, "-l", "-1", cwd=tmp_path), "relevance level", exit_code=2)
+    assert_one_line_error(*irinnov("evaluate", qp, rd, "-l", "x", cwd=tmp_path), "relevance level", exit_code=2)
     assert_one_line_error(*irinnov("evaluate", qp, rd, "--trec-eval", "8", cwd=tmp_path), "invalid choice", exit_code=2)
     assert_one_line_error(*irinnov("evaluate", qp, rd, "-m", "P.x", cwd=tmp_path), "P.x", exit_code=2)
     assert_one_line_error(*irinnov("evaluate", qp, rd, "--format", "xml", cwd=tmp_path), "invalid choice", exit_code=2)

@@ -519,7 +519,8 @@ import json
 import subprocess
 import sys
 
-from irinnov.report import add_against_arguments, add_report_arguments, against_command, report_command
+from irinnov.cli import (add_against_arguments, add_options_arguments, add_report_arguments, against_command,
+                         report_command)
 
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = ROOT.parent / "shared" / "data"
@@ -605,9 +606,8 @@ def evaluate_parser():
     p.add_argument("runs", nargs="*")
     p.add_argument("-m", "--measure", action="extend", nargs="+")
     p.add_argument("--format", choices=("table", "tsv", "json"), default="table")
-    p.add_argument("-M", "--depth", type=int, default=1000)
     p.add_argument("--tag", action="store_true")
-    return add_against_arguments(p)
+    return add_against_arguments(add_options_arguments(p))
 
 
 @pytest.mark.skipif(not (MIRROR / "github" / "castorini" / "TREC-COVID").is_dir(), reason="no offline mirror of TREC-COVID")

@@ -210,18 +210,19 @@ def test_system_name_clash_and_errors(tmp_path, workload):
 
 
 def test_cli_functions(workload, capsys):
-    p = scale.add_cli_arguments(argparse.ArgumentParser())
+    "The Dask options of the command line, and the client they ask for, give the one-process tables."
+    from irinnov.cli import add_dask_arguments, dask_client_of, wants_dask
+    p = add_dask_arguments(argparse.ArgumentParser())
     p.add_argument("qrels")
     p.add_argument("runs", nargs="+")
-    p.add_argument("--depth", type=int, default=None)
-    p.add_argument("--tag", action="store_true")
     args = p.parse_args([workload["qrels"], *workload["runs"], "--workers", "2", "--memory-limit", "1GB", "--shards", "3"])
-    assert scale.wants_dask(args)
+    assert wants_dask(args) and not wants_dask(p.parse_args([workload["qrels"], workload["runs"][0]]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tables = scale.evaluate_tables(args, ["AP", "RPP", "nDCG@10"], workload["runs"])
-    assert [n for n, _ in tables] == ["AP", "RPP", "nDCG@10"]
-    assert_same(one_process(workload["runs"], workload["qrels"], ["AP", "RPP", "nDCG@10"]), dict(tables))
+        with dask_client_of(args) as client:
+            tables = scale.evaluate_sharded(args.runs, args.qrels, ["AP", "RPP", "nDCG@10"], client=client, n_shards=args.shards)
+    assert list(tables) == ["AP", "RPP", "nDCG@10"]
+    assert_same(one_process(workload["runs"], workload["qrels"], ["AP", "RPP", "nDCG@10"]), tables)
     with pytest.raises(SystemExit):
         p.parse_args([workload["qrels"], workload["runs"][0], "--workers", "0"])
 
