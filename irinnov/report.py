@@ -364,6 +364,17 @@ def _field(runs, qrels, against):
     cols = ["system", "query", "doc", "score"]
     return prepare(pd.concat([field_runs[cols], mine[cols]], ignore_index=True), qrels), new
 
+_kendall_tau, _tau_ap = _lazy("meta", "kendall_tau"), _lazy("meta", "tau_ap")
+
+def _agreement(orderings: dict, hib: dict) -> pd.DataFrame:
+    "`meta.compare_orderings` of the orderings; a single ordering against itself (τ = 1, or NaN when every system ties)."
+    if len(orderings) > 1: return _compare_orderings(orderings, higher_is_better=hib)
+    (m, s), = orderings.items()
+    one = lambda f: pd.DataFrame([[f(s, s, higher_is_better=(hib[m], hib[m]))]], index=[m], columns=[m])
+    out = pd.concat({"tau": one(_kendall_tau), "tau_ap": one(_tau_ap)}, axis=1)
+    out.index.name = "reference"
+    return out
+
 def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                     qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
                     measures=None, # Measure objects or names (default: `default_measures`)
@@ -424,6 +435,15 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
             tables[spec.name] = spec(c, teams=team_map, warn=False)
             orderings[spec.name] = tables[spec.name].mean(axis=1)
         orderings[spec.name].attrs = dict(tables[spec.name].attrs)
+    # a measure averaged over no topic (none has a document relevant to it, e.g. qrels of grade 0 only) is undefined:
+    # left out of every table, named in params["undefined"]
+    undefined = tuple(m for m, t in tables.items() if t.shape[1] == 0)
+    if reference in undefined:
+        raise ValueError(f"reference: {reference} is undefined on this campaign (no topic has a document relevant to it); "
+                         "choose another reference measure")
+    for m in undefined:
+        del tables[m], orderings[m]
+        orderings.pop(f"{m}(MC4)", None)
     systems = pd.Index(c.systems.astype(str), name="system")
     scores = pd.DataFrame({m: s.reindex(systems) for m, s in orderings.items()})
     ranks = pd.DataFrame({m: system_ranks(s).reindex(systems) for m, s in orderings.items()})
@@ -433,7 +453,7 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     hib = {m: bool(s.attrs.get("higher_is_better", True)) for m, s in orderings.items()}
     fam = {s.name: s.family for s in specs}
     families = {m: fam.get(m, fam.get(m.removesuffix("(MC4)"))) for m in orderings}
-    agreement = _compare_orderings(orderings, higher_is_better=hib)
+    agreement = _agreement(orderings, hib)
     rows, pvalues = [], {t: {} for t in tests}
     for m, t in progress(list(tables.items()), desc="significance tests", unit="measure"):
         row = {"measure": m, "pairs": len(t) * (len(t) - 1) // 2}
@@ -449,7 +469,8 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
     params = dict(measures=names, reference=reference, official=offic, threshold=threshold, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
                   tests=tests, alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=team_map is not None,
-                  team_families=tuple(f for f in TEAM_FAMILIES if team_map is not None and supports_teams(f)))
+                  team_families=tuple(f for f in TEAM_FAMILIES if team_map is not None and supports_teams(f)),
+                  undefined=undefined)
     return CampaignReport(c, tables, orderings, scores, ranks, agreement, power, hib, families, reference, meta, params,
                           pvalues, coverage, new)
 
@@ -465,6 +486,8 @@ def plot_rank_shift(report: CampaignReport, # a campaign report
     import matplotlib.pyplot as plt
     import seaborn as sns
     ref, names = report.reference, list(measures or report.innovation)
+    if not names: raise ValueError(f"measures: no innovation-aware measure to plot against {ref} (the report has "
+                                   f"{', '.join(report.measures)})")
     S = len(report.ranks)
     ncols = min(ncols, len(names))
     nrows = math.ceil(len(names) / ncols)
@@ -505,7 +528,9 @@ def plot_agreement(report: CampaignReport, # a campaign report
     import seaborn as sns
     n = len(report.agreement)
     fig, axes = plt.subplots(1, 2, figsize=(2 * (0.5 * n + 2.5), 0.45 * n + 2))
-    lo = min(0.5, math.floor(float(np.nanmin(report.agreement.to_numpy())) * 10) / 10)
+    v = report.agreement.to_numpy(float)
+    v = v[np.isfinite(v)]                    # (τ is NaN where an ordering ties every system)
+    lo = min(0.5, math.floor(float(v.min()) * 10) / 10) if v.size else 0.5
     for ax, (key, title) in zip(axes, [("tau", "Kendall τ-b"), ("tau_ap", "τ_AP (row = reference)")]):
         sns.heatmap(report.agreement[key], vmin=lo, vmax=1, cmap="viridis", annot=n <= 12 if annotate is None else annotate, fmt=".2f",
                     annot_kws={"fontsize": 8}, square=True, cbar_kws={"shrink": 0.6}, ax=ax)
@@ -845,9 +870,11 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     if rep.new_systems: tables["placement"] = (rep.placement(), False)
     for stem, (df, index) in tables.items(): files[stem] = _write_table(df, stage, stem, index=index, formats=formats)
     figs = {}
+    shift = not small and bool(rep.innovation)                       # (no innovation-aware measure: nothing rises)
+    agree = not small and len(rep.agreement) > 1 and bool(np.isfinite(rep.agreement.to_numpy(float)).any())
     steps = [("topics", lambda: plot_topic_heatmap(rep, measure=ref))]
-    if not small:
-        steps += [("shift", lambda: plot_rank_shift(rep, hue=hue)), ("agreement", lambda: plot_agreement(rep))]
+    if shift: steps.append(("shift", lambda: plot_rank_shift(rep, hue=hue)))
+    if agree: steps.append(("agreement", lambda: plot_agreement(rep)))
     steps.append(("power", lambda: plot_power(rep)))
     for key, make in progress(steps, desc="figures", unit="figure"):
         figs[key] = _svg(make())
@@ -875,6 +902,17 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
         intro += (f'<p class="note">Only {S} runs: rank shifts and Kendall τ between orderings of {S} runs take a handful of '
                   "values and mean little, so this report does not plot them; read the scores and the significance "
                   "groups instead.</p>")
+    undefined = p.get("undefined", ())
+    if not c.evaluated(p.get("rel", 1)).any():
+        zero = [m for m in rep.measures if rep.families[m] == "classic" and (rep.scores[m] == 0).all()]
+        intro += (f'<p class="warn">The qrels hold no relevant document (no judgment of grade ≥ {p.get("rel", 1)}): '
+                  + (f"{esc(', '.join(zero))} {'is' if len(zero) == 1 else 'are'} 0 for every run on every topic "
+                     "(trec_eval counts every qrels topic), so every run ties; " if zero else "")
+                  + "the measures averaged over the topics that have a relevant document are undefined"
+                  + (f" and left out: {esc(', '.join(undefined))}" if undefined else "") + ".</p>")
+    elif undefined:
+        intro += (f'<p class="note">Undefined on this campaign (no topic has a document relevant to them), left out: '
+                  f"{esc(', '.join(undefined))}.</p>")
     meas = ("<ul>" + "".join(f"<li><b>{f}</b> ({esc(SCALES[f])}): {esc(FAMILIES[f])}</li>" for f in fams) + "</ul>"
             "<p>Meta-evaluation: Kendall τ-b and the top-weighted τ_AP (Yilmaz, Aslam &amp; Robertson, SIGIR 2008) between "
             f"orderings; discriminative power, the share of system pairs a test separates at α = {p['alpha']} ({esc(tests)}; "
@@ -940,7 +978,11 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                      + ("this report counts a document once per team." if p.get("team_rarity") else
                         "a team-level rarity (a document counted once per team) would remove that effect.")
                      + f" Files: {link('teams')}.</p>" + _table_html(tables["teams"][0], "t-teams")))
-    if not small:
+    if not small and not shift:
+        secs.append(("risers", "Who rises under the innovation measures",
+                     f"<p>No innovation-aware measure in this report (measures: {esc(', '.join(rep.measures))}), so no "
+                     f"rank shift relative to {esc(ref)} to show.</p>"))
+    if shift:
         why = tables["rare_documents"][0] if "rare_documents" in tables else None
         secs.append(("risers", "Who rises under the innovation measures",
                      _figure_html(figs["shift"], f"Rank by {ref} (x) against rank by each innovation measure (y), one "
@@ -962,12 +1004,20 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                         + _table_html(why, "t-why", index=False, mark=mark) if why is not None else
                         "<p>(The rare documents behind each rise need every run's lists in one process; a report "
                         "computed on Dask leaves them out.)</p>")))
+    if agree:
         secs.append(("agreement", "Agreement between the measures",
                      _figure_html(figs["agreement"], "Kendall τ-b (left) and τ_AP (right, row = reference ordering) "
                                   "between the system orderings of every pair of measures; colour scale from the lowest "
                                   "value (or 0.5) to 1; the values are in the tables below.")
                      + "<h3>Kendall τ-b</h3>" + _table_html(rep.agreement["tau"], "t-tau")
                      + "<h3>τ_AP (row = reference)</h3>" + _table_html(rep.agreement["tau_ap"], "t-tauap")
+                     + f"<p>Files: {link('agreement')}.</p>"))
+    elif not small:
+        secs.append(("agreement", "Agreement between the measures",
+                     (f"<p>Only one measure ({esc(ref)}): no agreement between measures to show.</p>"
+                      if len(rep.agreement) == 1 else
+                      f"<p>Every measure ties all {S} systems, so Kendall τ and τ_AP are undefined: no figure.</p>"
+                      + _table_html(rep.agreement["tau"], "t-tau"))
                      + f"<p>Files: {link('agreement')}.</p>"))
     else:
         secs.append(("agreement", "Agreement between the measures",

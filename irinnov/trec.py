@@ -1544,11 +1544,14 @@ def _is_paths(x) -> bool:
 
 def _qrels_input(qrels) -> pd.DataFrame:
     "The qrels checked as a file's are: a qrels frame as it is (a conflicting or repeated judgment is found while "
-    "coding it), anything else through `as_qrels`."
+    "coding it), anything else through `as_qrels`; no judgment at all is refused, as an empty qrels file is."
     if isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns) and qrels["grade"].dtype.kind == "i":
         _check_qrels_frame(qrels)
-        return _check_qrels(qrels, "qrels") if "subtopic" in qrels.columns else qrels
-    return as_qrels(qrels)
+        q = _check_qrels(qrels, "qrels") if "subtopic" in qrels.columns else qrels
+    else: q = as_qrels(qrels)
+    if not len(q): raise ValueError("qrels: no judgments (every measure would be over no topics); a campaign needs at "
+                                    "least one judged document")
+    return q
 
 def _check_options(score_dtype, depth, disjoint):
     if score_dtype not in ("float32", "float64"):

@@ -280,6 +280,20 @@ def test_with_qrels_and_campaign_passthrough():
     np.testing.assert_array_equal(c2.grades, prepare(runs, fewer).grades)
 
 
+def test_prepare_refuses_qrels_without_judgments(tmp_path):
+    "No judgment at all, in any form, is refused naming the qrels, as an empty qrels file is: every measure would be over no topic."
+    from irinnov.trec import prepare_files
+    runs = read_run(write(tmp_path / "input.r", RUN))
+    qrels = read_qrels(write(tmp_path / "q", "1 0 a 1\n2 0 b 0\n"))
+    with pytest.raises(TrecFormatError, match="empty qrels"): read_qrels(write(tmp_path / "e", ""))
+    for empty in (qrels.iloc[:0], qrels.iloc[:0].astype({"grade": float}), pd.DataFrame(columns=["query", "doc", "grade"]), {}):
+        with pytest.raises(ValueError, match="^qrels: no judgments"): prepare(runs, empty)
+    with pytest.raises(ValueError, match="^qrels: no judgments"): prepare_files([tmp_path / "input.r"], qrels.iloc[:0])
+    c = prepare(runs, qrels)
+    with pytest.raises(ValueError, match="^qrels: no judgments"): c.with_qrels(qrels.iloc[:0])
+    assert c.topics.tolist() == ["1", "2"] and c.n_relevant().tolist() == [1, 0]     # a judgment of grade 0 suffices
+
+
 # ---- the encoding against a brute-force one ----------------------------------------------------------------------
 
 def brute_campaign(runs, qrels):
