@@ -69,10 +69,15 @@ def direct(c):
 
 
 def test_default_measures_and_names():
-    assert default_measures(k=100, alphas=(0.5, 1), pad_to=1000) == [
-        "AP", "nDCG@10", "P@10", "RR", "P@100", "AP@100", "P@100_rareness(alpha=0.5)", "P@100_rareness(alpha=1)",
-        "AP@100_rareness(alpha=0.5)", "AP@100_rareness(alpha=1)", "U", "RPP", "ASL(pad=1000)", "ASL@g1-10(pad=1000)", "RIC"]
-    for n in default_measures(k=100, alphas=(0.5, 1), pad_to=1000): assert parse_measure(n).name == n     # canonical names are fixed points
+    "The default measures are Measure objects, built without writing and parsing names, equal to the parsed names."
+    names = ["AP", "nDCG@10", "P@10", "RR", "P@100", "AP@100", "P@100_rareness(alpha=0.5)", "P@100_rareness(alpha=1)",
+             "AP@100_rareness(alpha=0.5)", "AP@100_rareness(alpha=1)", "U", "RPP", "ASL(pad=1000)", "ASL@g1-10(pad=1000)", "RIC"]
+    assert default_measures(k=100, alphas=(0.5, 1), pad_to=1000) == [parse_measure(n) for n in names]
+    assert [m.name for m in default_measures(k=100, alphas=(0.5, 1), pad_to=1000)] == names
+    at2 = default_measures(k=10, alphas=(1,), threshold=2)
+    assert [m.name for m in at2] == ["AP(rel=2)", "nDCG@10", "P(rel=2)@10", "RR(rel=2)", "P(rel=2)@10", "AP(rel=2)@10",
+                                     "P@10_rareness(alpha=1, rel=2)", "AP@10_rareness(alpha=1, rel=2)", "U(rel=2)",
+                                     "RPP(rel=2)", "ASL(rel=2)", "ASL@g1-10(rel=2)", "RIC(rel=2)"]
 
 
 def test_tables_equal_direct_calls(campaign, rep):
