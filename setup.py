@@ -30,6 +30,9 @@ setuptools.setup(
     python_requires=">=" + cfg["min_python"],
     packages=setuptools.find_packages(include=["irinnov", "irinnov.*"]),
     include_package_data=True,
+    # the pinned-source manifests, package data read with importlib.resources (irinnov.datasets); nbdev_export leaves
+    # irinnov/data/ alone
+    package_data={"irinnov": ["data/sources/*.tsv"]},
     install_requires=requirements,
     extras_require=extras,
     entry_points={"console_scripts": console_scripts, "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},
