@@ -28,8 +28,11 @@ setuptools.setup(
     url=cfg["git_url"],
     keywords=cfg["keywords"].split(),
     python_requires=">=" + cfg["min_python"],
-    packages=setuptools.find_packages(include=["irinnov", "irinnov.*"]),
+    # irinnov.data.sources: the pinned-source manifests, package data that irinnov.datasets reads with importlib.resources
+    # (a folder of data files, no module; nbdev_export leaves irinnov/data/ alone)
+    packages=setuptools.find_packages(include=["irinnov", "irinnov.*"]) + ["irinnov.data.sources"],
     include_package_data=True,
+    package_data={"irinnov.data.sources": ["*.tsv"]},
     install_requires=requirements,
     extras_require=extras,
     entry_points={"console_scripts": console_scripts, "nbdev": [f"{cfg['lib_path']}={cfg['lib_path']}._modidx:d"]},

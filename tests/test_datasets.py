@@ -1,11 +1,17 @@
 """Dataset fetching: checksums, atomic writes, mirrors, offline errors, NIST copies, and the real mirrored data.
 
 Network tests run against a loopback HTTP server (127.0.0.1, random port) serving a fixture tree generated in a
-temporary directory; nothing here touches the real network.
+temporary directory; nothing here touches the real network (but the wheel build, which fetches a build backend from
+the package index when the environment has no setuptools).
 """
 import gzip
 import hashlib
+import importlib.util
 import os
+import shutil
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -215,6 +221,103 @@ def test_registry_errors_and_available():
         D.parse_sums("not a sum line")
 
 
+# ---------------------------------------------------------------- the packaged manifests (irinnov/data/sources)
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILTIN = ["trec-covid-round1", "trec-covid-round2", "trec-covid-round3", "trec-covid-round4", "trec-covid-round5",
+           "web2012", "trec-dl-2020-passage", "trec-dl-2019-passage"]
+
+
+def _manifests() -> dict:
+    "{repo: (file name, text)} of the manifests shipped in the package, read through importlib.resources."
+    from importlib.resources import files
+    out = {}
+    for f in (files("irinnov") / "data" / "sources").iterdir():
+        if f.name.endswith(".tsv"):
+            src = D.read_manifest(f.read_text(encoding="utf-8"), f.name)
+            out[src.repo] = (f.name, f.read_text(encoding="utf-8"), src)
+    return out
+
+
+def test_registry_sums_come_from_the_packaged_manifests():
+    """Every file of every built-in dataset has its sha256 (and its repository its commit) from the package's manifests;
+    each manifest is named after its repository and reads back to its own text."""
+    man = _manifests()
+    assert set(man) == set(D._PINNED) and len(man) == 6
+    for repo, (name, text, src) in man.items():
+        assert name == repo.replace("/", "__") + ".tsv" and D.manifest_text(src) == text, name
+        s = D.SOURCES[repo]
+        assert s is D._PACKAGED[repo]
+        assert (s.repo, s.commit, list(s.sums.items()), s.fetch_only) == \
+               (src.repo, src.commit, list(src.sums.items()), src.fetch_only), repo
+    files = 0
+    for name in BUILTIN:
+        info = D.REGISTRY[name]
+        assert info.files and info.source == "; ".join(f"github.com/{r}@{man[r][2].commit[:7]}"
+                                                       for r in dict.fromkeys(r for r, _ in info.files)), name
+        for repo, p in info.files:
+            assert D.SOURCES[repo].sums[p] == man[repo][2].sums[p], (name, repo, p)
+        files += len(info.files)
+    assert files == 145 + 138 + 81 + 74 + 128 + 11 + 62 + 40
+    assert sum(len(src.sums) for *_, src in man.values()) == 685
+    assert sum(len(src.fetch_only) for *_, src in man.values()) == 413 + 37
+
+
+def test_import_reads_no_manifest():
+    "Importing irinnov.datasets reads no manifest; a dataset's files read only the manifests of their repositories."
+    code = """if True:
+        import irinnov.datasets as D
+        loaded = lambda: sorted(r for r, s in D.SOURCES.items() if {"commit", "sums", "fetch_only"} & set(vars(s)))
+        assert loaded() == [], loaded()
+        assert [n for n, i in D.REGISTRY.items() if {"files", "source"} & set(vars(i))] == ["trec8", "trec5"]
+        assert len(D.REGISTRY["web2012"].files) == 11
+        assert loaded() == ["trec-web/trec-web-2014"], loaded()
+        assert D.REGISTRY["web2012"].source.endswith("trec-web-track-2009-2014@c341048")
+        assert loaded() == ["trec-web/trec-web-2014", "zuacubd/trec-web-track-2009-2014"], loaded()
+        assert D.SOURCES["castorini/TREC-COVID"].commit.startswith("be3ed3f")
+    """
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
+def _builds_without_isolation() -> bool:
+    "setuptools (and, before 70.1, wheel) here: pip can build the wheel without fetching a build backend."
+    from importlib.metadata import PackageNotFoundError, version
+    try: v = tuple(int(x) for x in version("setuptools").split(".")[:2])
+    except PackageNotFoundError: return False
+    return v >= (70, 1) or importlib.util.find_spec("wheel") is not None
+
+
+def test_wheel_ships_the_manifests(tmp_path):
+    """A non-editable wheel (`pip wheel --no-deps`) carries every manifest, byte for byte, and irinnov.datasets imported
+    from that wheel, outside the repository, reads its sums there (from the zip itself: only importlib.resources can)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for f in ("setup.py", "settings.ini", "README.md"): shutil.copy(ROOT / f, src / f)
+    shutil.copytree(ROOT / "irinnov", src / "irinnov", ignore=shutil.ignore_patterns("__pycache__"))
+    cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(src)]
+    r = subprocess.run(cmd + (["--no-build-isolation"] if _builds_without_isolation() else []),
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    wheel, = (tmp_path / "dist").glob("irinnov-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        shipped = {n: z.read(n) for n in z.namelist() if n.startswith("irinnov/data/")}
+    ours = {f"irinnov/data/sources/{f.name}": f.read_bytes() for f in (ROOT / "irinnov" / "data" / "sources").iterdir()}
+    assert len(ours) == 6 and shipped == ours
+    (tmp_path / "elsewhere").mkdir()
+    code = f"""if True:
+        import irinnov.datasets as D
+        assert D.__file__.startswith({str(wheel)!r}), D.__file__
+        assert len(D.REGISTRY["trec-covid-round1"].files) == 145
+        assert sum(len(s.sums) for s in D.SOURCES.values()) == 685
+        assert D.verify("web2012", path={str(tmp_path / "nothing")!r}).status.eq("missing").all()
+    """
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path / "elsewhere",
+                       env={**os.environ, "PYTHONPATH": str(wheel)}, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+
 # ---------------------------------------------------------------- NIST collections (synthetic trees)
 
 def _nist_tree(root: Path, tags, qrels_name="qrels.trec8.adhoc", extra=()) -> Path:
@@ -306,7 +409,7 @@ needs_mirror = pytest.mark.skipif(not MIRROR or not Path(MIRROR, "github").is_di
 
 
 @needs_mirror
-def test_embedded_sums_match_the_mirror():
+def test_packaged_sums_match_the_mirror():
     for repo in ["castorini/TREC-COVID", "trec-web/trec-web-2014", "zuacubd/trec-web-track-2009-2014"]:
         base = Path(MIRROR, "github", repo)
         commit = (base / "SOURCE").read_text().split()[1]
@@ -341,8 +444,6 @@ def test_web2012_from_mirror():
 
 # ---- gzip sources, fetch-only files, and the leaderboards of the TREC DL and TREC-COVID datasets -------------------
 
-import shutil
-import subprocess
 import tempfile
 
 ORACLES = Path(__file__).resolve().parents[1] / ".." / "shared" / "oracles"
@@ -550,8 +651,8 @@ def test_covid_round_leaderboard_code_path_through_loopback(env, trec_eval, tmp_
 
 
 @needs_mirror
-def test_embedded_sums_of_every_dataset_match_the_mirror():
-    "Every pinned file of every registered dataset: the embedded sum is the mirror's (SHA256SUMS or .fetch-only)."
+def test_packaged_sums_of_every_dataset_match_the_mirror():
+    "Every pinned file of every registered dataset: the packaged sum is the mirror's (SHA256SUMS or .fetch-only)."
     for repo, src in D.SOURCES.items():
         base = Path(MIRROR, "github", repo)
         if not base.is_dir(): continue

@@ -11,7 +11,9 @@ def _bin(name):
 
 
 def _snapshot():
-    return {p.relative_to(ROOT): p.read_bytes() for p in sorted((ROOT / "irinnov").rglob("*.py"))}
+    "The library's modules and its package data (irinnov/data/: the pinned-source manifests, which nbdev_export must keep)."
+    files = [*(ROOT / "irinnov").rglob("*.py"), *(p for p in (ROOT / "irinnov" / "data").rglob("*") if p.is_file())]
+    return {p.relative_to(ROOT): p.read_bytes() for p in sorted(files)}
 
 
 def test_nbdev_export_leaves_library_unchanged():
@@ -19,6 +21,7 @@ def test_nbdev_export_leaves_library_unchanged():
     subprocess.run([_bin("nbdev_export")], cwd=ROOT, check=True, capture_output=True)
     after = _snapshot()
     changed = sorted(str(p) for p in set(before) | set(after) if before.get(p) != after.get(p))
+    assert any(p.parts[:2] == ("irinnov", "data") for p in before), "no package data under irinnov/data"
     assert not changed, f"irinnov/ is out of sync with nbs/ (run nbdev_export): {changed}"
 
 
