@@ -12,12 +12,12 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .conventions import (QrelsLike, RunsLike, campaign_of, check_cutoff, check_threshold, judgment_keys,
+from .conventions import (DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_cutoff, check_threshold, judgment_keys,
                           kendall_tau_b, paired_t_pvalues)
 from .trec import Campaign
 
 # %% auto #0
-__all__ = ['ABLATION_STEPS', 'document_asl', 'asl', 'needed_depth', 'rrie', 'Measure', 'ablation_measures', 'better_matrix',
+__all__ = ['ABLATION_STEPS', 'document_asl', 'asl', 'needed_depth', 'rrie', 'ScoredTable', 'ablation_measures', 'better_matrix',
            'delta_sort', 'kendall', 'delta_value', 'compare', 'ablation', 'TopShare', 'effective_top_share',
            'equivalent_search_lengths', 'effective_top_shares']
 
@@ -78,7 +78,7 @@ def _pair_names(core: _Core, mask: np.ndarray, limit: int = 5) -> list:
 def document_asl(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
                  qrels: QrelsLike = None,      # the qrels, when `runs` is not a Campaign
                  *,
-                 threshold: int = 1,           # relevance level: grade ≥ threshold is relevant
+                 threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                  pad_to: int | None = None,    # give every ranking this length (non-relevant padding); None: as returned
                 ) -> pd.DataFrame:
     "ASL of every (system, topic, relevant document) with its rank, rel_above and irrel_q (Eq. 1–3), in run order."
@@ -131,7 +131,7 @@ def asl(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
         qrels: QrelsLike = None,      # the qrels, when `runs` is not a Campaign
         *,
         n: int | None = None,         # average the first n relevant documents in run order (ASL@g1-n); None: all
-        threshold: int = 1,           # relevance level: grade ≥ threshold is relevant
+        threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
         pad_to: int | None = None,    # give every ranking this length (non-relevant padding); None: as returned
        ) -> pd.DataFrame:
     "Alex, Hall & Metzler's atomized search length ASL_q (Eq. 4) or ASL@g1-n (Eq. 5), lower is better; the RPP paper's corpus-end ASL is `rpp.corpus_asl`."
@@ -146,7 +146,7 @@ def needed_depth(runs: RunsLike,              # a Campaign, or runs (with `qrels
                  qrels: QrelsLike = None,     # the qrels, when `runs` is not a Campaign
                  *,
                  n: int = 10,                 # the min(n, n_q)-th relevant document in run order
-                 threshold: int = 1,          # relevance level: grade ≥ threshold is relevant
+                 threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                  pad_to: int | None = None,   # give every ranking this length (non-relevant padding); None: as returned
                 ) -> pd.DataFrame:
     "Score table of the rank at which the min(n, n_q)-th relevant document sits (a lower bound when unretrieved)."
@@ -177,7 +177,7 @@ def rrie(better,                   # the better system's score(s): float, array,
 
 # %% ../nbs/13_asl.ipynb #9e787815
 @dataclass(frozen=True)
-class Measure:
+class ScoredTable:
     "A per-topic table with its system scores and direction (one step of the MAP → ASL ablation)."
     per_topic: pd.DataFrame
     system: pd.Series
@@ -188,8 +188,8 @@ class Measure:
     def from_table(cls,
                    table: pd.DataFrame,                   # a score table (systems × topics)
                    higher_is_better: bool | None = None,  # its direction; None: from its attrs (default True)
-                  ) -> "Measure":
-        "A Measure whose system score is the row mean of a score table (direction from `attrs` unless given)."
+                  ) -> "ScoredTable":
+        "A ScoredTable whose system score is the row mean of a score table (direction from `attrs` unless given)."
         hib = table.attrs.get("higher_is_better", True) if higher_is_better is None else bool(higher_is_better)
         return cls(table, table.mean(axis=1), hib, table.attrs.get("measure", ""))
 
@@ -203,19 +203,19 @@ class Measure:
         "System scores on the precision scale (1/score if lower is better), for ΔValue."
         return self.system if self.higher_is_better else 1 / self.system
 
-def _as_measure(m) -> Measure:
-    if isinstance(m, Measure): return m
-    if isinstance(m, pd.DataFrame): return Measure.from_table(m)
-    raise ValueError(f"measure must be a Measure or a score table, not {type(m).__name__}")
+def _as_measure(m) -> ScoredTable:
+    if isinstance(m, ScoredTable): return m
+    if isinstance(m, pd.DataFrame): return ScoredTable.from_table(m)
+    raise ValueError(f"measure must be a ScoredTable or a score table, not {type(m).__name__}")
 
 # %% ../nbs/13_asl.ipynb #2755cc4d
 def ablation_measures(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
                       qrels: QrelsLike = None,    # the qrels, when `runs` is not a Campaign
                       *,
-                      threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+                      threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                       pad_to: int | None = None,  # give every ranking this length (non-relevant padding); None: as returned
                      ) -> dict:
-    "The four steps MAP → atomized P → harmonic mean within topic → ASL (M0–M3) as `Measure`s."
+    "The four steps MAP → atomized P → harmonic mean within topic → ASL (M0–M3) as `ScoredTable` objects."
     core = _core(runs, qrels, threshold, pad_to, "ablation_measures")
     c, n_q = core.c, core.n_q[None, :]
     rank = np.arange(1, core.rel.shape[2] + 1)
@@ -235,10 +235,10 @@ def ablation_measures(runs: RunsLike,             # a Campaign, or runs (with `q
         t2 = c.score_table(1 / asl_q, "1/ASL_q", threshold, pad_to=pad_to)
     t1 = c.score_table(p_bar, "atomized P", threshold, pad_to=pad_to)
     t3 = c.score_table(asl_q, "ASL", threshold, higher_is_better=False, pad_to=pad_to)
-    return {"MAP": Measure(t0, t0.mean(axis=1), True, "MAP"),
-            "atomize_p": Measure(t1, t1.mean(axis=1), True, "Atomize P"),
-            "harmonic_docs": Measure(t2, t2.mean(axis=1), True, "Agg. docs within query"),
-            "ASL": Measure(t3, t3.mean(axis=1), False, "ASL")}
+    return {"MAP": ScoredTable(t0, t0.mean(axis=1), True, "MAP"),
+            "atomize_p": ScoredTable(t1, t1.mean(axis=1), True, "Atomize P"),
+            "harmonic_docs": ScoredTable(t2, t2.mean(axis=1), True, "Agg. docs within query"),
+            "ASL": ScoredTable(t3, t3.mean(axis=1), False, "ASL")}
 
 # %% ../nbs/13_asl.ipynb #26792e54
 def _paired_t_pvalues(X: np.ndarray) -> np.ndarray:
@@ -254,7 +254,7 @@ def _paired_t_pvalues(X: np.ndarray) -> np.ndarray:
     P[j, i] = p
     return P
 
-def better_matrix(measure: Measure | pd.DataFrame,  # a `Measure` or a score table (direction from its attrs)
+def better_matrix(measure: ScoredTable | pd.DataFrame,  # a `ScoredTable` or a score table (direction from its attrs)
                   *,
                   margin: float = 0.10,   # the score must be at least this much (relatively) better ...
                   alpha: float = 0.05,    # ... and the paired t-test p-value ≤ alpha
@@ -274,10 +274,10 @@ def _aligned(old, new) -> tuple:
     old, new = _as_measure(old), _as_measure(new)
     if set(old.system.index) != set(new.system.index): raise ValueError("new: must score the same systems as old")
     ix = old.system.index
-    return old, Measure(new.per_topic.loc[ix], new.system.loc[ix], new.higher_is_better, new.name)
+    return old, ScoredTable(new.per_topic.loc[ix], new.system.loc[ix], new.higher_is_better, new.name)
 
-def delta_sort(old: Measure | pd.DataFrame,   # the measure switched from
-               new: Measure | pd.DataFrame,   # the measure switched to (same systems)
+def delta_sort(old: ScoredTable | pd.DataFrame,   # the measure switched from
+               new: ScoredTable | pd.DataFrame,   # the measure switched to (same systems)
                *,
                margin: float = 0.10,          # `better_matrix`'s margin
                alpha: float = 0.05,           # `better_matrix`'s significance level
@@ -289,8 +289,8 @@ def delta_sort(old: Measure | pd.DataFrame,   # the measure switched from
     return pd.Series(100 * np.abs(n0 - n1) / len(n0), index=pd.Index(old.system.index.astype(str), name="system"),
                      name="delta_sort")
 
-def kendall(old: Measure | pd.DataFrame,   # one measure
-            new: Measure | pd.DataFrame,   # another (same systems)
+def kendall(old: ScoredTable | pd.DataFrame,   # one measure
+            new: ScoredTable | pd.DataFrame,   # another (same systems)
            ) -> float:
     "Kendall τ-b between the system orderings of two measures (both oriented higher-is-better)."
     old, new = _aligned(old, new)
@@ -298,8 +298,8 @@ def kendall(old: Measure | pd.DataFrame,   # one measure
     # rounded to 12 significant digits to tie
     return kendall_tau_b(old.oriented.to_numpy(float), new.oriented.to_numpy(float), digits=12)
 
-def delta_value(old: Measure | pd.DataFrame,   # the measure switched from
-                new: Measure | pd.DataFrame,   # the measure switched to (same systems)
+def delta_value(old: ScoredTable | pd.DataFrame,   # the measure switched from
+                new: ScoredTable | pd.DataFrame,   # the measure switched to (same systems)
                ) -> float:
     "Mean over systems of new/old system score, both in precision space (ASL as 1/ASL); systems with old 0 skipped."
     old, new = _aligned(old, new)
@@ -307,8 +307,8 @@ def delta_value(old: Measure | pd.DataFrame,   # the measure switched from
     ok = o != 0
     return float(np.mean(n[ok] / o[ok]))
 
-def compare(old: Measure | pd.DataFrame,   # the measure switched from
-            new: Measure | pd.DataFrame,   # the measure switched to (same systems)
+def compare(old: ScoredTable | pd.DataFrame,   # the measure switched from
+            new: ScoredTable | pd.DataFrame,   # the measure switched to (same systems)
             *,
             margin: float = 0.10,          # `better_matrix`'s margin
             alpha: float = 0.05,           # `better_matrix`'s significance level
@@ -325,7 +325,7 @@ ABLATION_STEPS = {"Atomize P": ("MAP", "atomize_p"), "Agg. docs within query": (
 def ablation(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
              qrels: QrelsLike = None,    # the qrels, when `runs` is not a Campaign
              *,
-             threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+             threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
              pad_to: int | None = None,  # give every ranking this length (non-relevant padding); None: as returned
              margin: float = 0.10,       # "better" needs a score at least this much (relatively) better ...
              alpha: float = 0.05,        # ... and a paired t-test p-value ≤ alpha
@@ -387,7 +387,7 @@ def equivalent_search_lengths(sl   # search lengths (positive; inf for a documen
 def effective_top_shares(runs: RunsLike,              # a Campaign, or runs (with `qrels`)
                          qrels: QrelsLike = None,     # the qrels, when `runs` is not a Campaign
                          *,
-                         threshold: int = 1,          # relevance level: grade ≥ threshold is relevant
+                         threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                          precision: str = "map",      # "map" (MAP's Eq. 6 precisions) or "atomized" (the ASL_{q,d})
                          pad_to: int | None = None,   # give every ranking this length (non-relevant padding); None: as returned
                         ) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .conventions import QrelsLike, RunsLike, campaign_of, check_threshold, check_trec_eval_version
+from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_threshold, check_trec_eval_version
 from .trec import NO_GRADE, Campaign, prepare, read_qrels, read_runs
 
 # %% auto #0
@@ -49,7 +49,7 @@ def precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
               qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
               *,
               k: int = 10, # the cut-off
-              threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+              threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
              ) -> pd.DataFrame:
     "Precision at k (trec_eval `P_k`): relevant documents in the top k, divided by k."
     c, k, threshold = prepare(runs, qrels, ragged=True), _check_k(k), check_threshold(threshold)
@@ -60,7 +60,7 @@ def recall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
            qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
            *,
            k: int = 1000, # the cut-off
-           threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+           threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
           ) -> pd.DataFrame:
     "Recall at k (trec_eval `recall_k`): relevant documents in the top k over all R relevant documents."
     c, k, threshold = prepare(runs, qrels, ragged=True), _check_k(k), check_threshold(threshold)
@@ -72,7 +72,7 @@ def average_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                       qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
                       *,
                       depth: int | None = None, # the top documents of each list (trec_eval's -M; None: whole lists)
-                      threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+                      threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                      ) -> pd.DataFrame:
     "Average precision (trec_eval `map`; `depth=k` is `map_cut_k`, i.e. `-M k`): divided by all R relevant docs."
     c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
@@ -87,7 +87,7 @@ def average_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
 def reciprocal_rank(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                     qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
                     *,
-                    threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+                    threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                    ) -> pd.DataFrame:
     "Reciprocal rank of the first relevant document (trec_eval `recip_rank`); 0 if none is retrieved."
     c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
@@ -99,7 +99,7 @@ def reciprocal_rank(runs: RunsLike, # a Campaign, or runs (with `qrels`)
 def r_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                 qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
                 *,
-                threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+                threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                ) -> pd.DataFrame:
     "R-precision (trec_eval `Rprec`): precision at rank R, the topic's number of relevant documents."
     c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
@@ -180,7 +180,7 @@ def ndcg(runs: RunsLike, # a Campaign, or runs (with `qrels`)
 def bpref(runs: RunsLike, # a Campaign, or runs (with `qrels`)
           qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
           *,
-          threshold: int = 1, # the lowest relevant grade (trec_eval's -l)
+          threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
          ) -> pd.DataFrame:
     "bpref (Buckley & Voorhees 2004) as trec_eval computes it: judged documents only, min(N, R) normaliser."
     c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .conventions import QrelsLike, RunsLike, check_cutoff, check_threshold
+from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, check_cutoff, check_threshold
 from .trec import (Campaign, prepare, system_name, TrecFormatError, line_numbers, read_columns, RUN_FILE_COLUMNS,
                           RUN_FILE_TYPES)
 
@@ -355,7 +355,7 @@ def st_rpp(runs: RunsLike, # a runs frame (or a Campaign on the diversity qrels,
            *, background: str = "union", # the background population: "union" of subtopic-relevant docs, "adhoc", "none"
            adhoc_qrels=None, # the ad hoc qrels, for background="adhoc"
            weighting: str = "uniform", # RPP's recall-level weights: uniform (st-RPP), dcg, inverse
-           threshold: int = 1, # grades at least this are relevant
+           threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
           ) -> pd.DataFrame:
     "Subtopic RPP preferences (Diaz & Ferraro 2022, eq. 6), background population from the union or the ad hoc qrels."
     from irinnov.rpp import preferences

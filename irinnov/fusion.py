@@ -10,7 +10,7 @@ from functools import cmp_to_key
 import numpy as np
 import pandas as pd
 
-from .conventions import QrelsLike, RunsLike, check_choice, check_depth, check_threshold
+from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, check_choice, check_depth, check_threshold
 from .trec import Campaign, RUN_COLUMNS, as_qrels, order_runs
 
 # %% auto #0
@@ -141,7 +141,7 @@ def naive_bound(runs: RunsLike, # a runs frame, or a Campaign holding the input 
                 systems=None, # the input systems (default: all)
                 depth: int | None = None, # cut each input list to its top `depth`
                 graded: bool = True, # sort by grade (True) or relevant/non-relevant (False)
-                threshold: int = 1, # grades below this are non-relevant (level 0)
+                threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                 name: str = "Naive", # the fused system's name
                 norm: str = "minmax", # score normalisation of the CombSUM tie-break
                ) -> pd.DataFrame:
@@ -223,7 +223,7 @@ def pareto_bound(runs: RunsLike, # runs frame or Campaign holding the input syst
                  *, systems=None, # the input systems (default: all)
                  depth: int | None = None, # cut each input list to its top `depth`
                  graded: bool = True, # compare grades (True) or relevant/non-relevant (False)
-                 threshold: int = 1, # grades below this are non-relevant (level 0)
+                 threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                  name: str = "Pareto", # the fused system's name
                 ) -> pd.DataFrame:
     "Montague's Pareto bound: A above B if every input that lists either ranks A above B, else by relevance."
@@ -234,7 +234,7 @@ def majoritarian_bound(runs: RunsLike, # runs frame or Campaign holding the inpu
                        *, systems=None, # the input systems (default: all)
                        depth: int | None = None, # cut each input list to its top `depth`
                        graded: bool = True, # compare grades (True) or relevant/non-relevant (False)
-                       threshold: int = 1, # grades below this are non-relevant (level 0)
+                       threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                        name: str = "Majoritarian", # the fused system's name
                       ) -> pd.DataFrame:
     "Montague's Majoritarian bound: A above B if more inputs rank A above B than B above A, else by relevance."

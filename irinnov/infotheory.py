@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from .conventions import QrelsLike, RunsLike, campaign_of, check_depth, check_threshold, judgment_keys, round_significant
+from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_depth, check_threshold, judgment_keys, round_significant
 from .trec import Campaign, NO_GRADE
 from . import meta
 
@@ -239,7 +239,7 @@ def ric(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
         *,
         depth: int | None = None,     # truncate every ranking to this depth first; None: whole lists
         graded: bool = True,          # relevance levels = grades (else binary: relevant or not)
-        threshold: int = 1,           # relevance level: grade ≥ threshold is relevant
+        threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
         signed: bool = False,         # sign by concordant minus discordant pairs (a run ranking upside down is negative)
        ) -> pd.DataFrame:
     "Relevance information correlation I(Q; R_s) in bits: a score table of systems × evaluated topics."
@@ -260,7 +260,7 @@ def ric_counts(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
                *,
                depth: int | None = None,   # truncate every ranking to this depth first; None: whole lists
                graded: bool = True,        # relevance levels = grades (else binary)
-               threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+               threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
               ) -> pd.DataFrame:
     "The concordant, discordant and null pair counts behind RIC: one row per (system, evaluated topic)."
     c = campaign_of(runs, qrels, what="ric_counts")
@@ -312,7 +312,7 @@ def joint_ric(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
               systems=None,               # the systems whose rankings are joined (names; at most 39)
               depth: int | None = None,   # truncate every ranking to this depth first; None: whole lists
               graded: bool = True,        # relevance levels = grades (else binary)
-              threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+              threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
              ) -> pd.Series:
     "Joint RIC I(Q; R_1, …, R_n) in bits of a set of (at most 39) systems, per evaluated topic."
     c = campaign_of(runs, qrels, what="joint_ric")
@@ -361,7 +361,7 @@ def information_differences(runs: RunsLike,             # a Campaign, or runs (w
                             pairs=None,                 # the (a, b) system pairs
                             depth: int | None = None,   # truncate every ranking to this depth first; None: whole lists
                             graded: bool = True,        # relevance levels = grades (else binary)
-                            threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+                            threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                            ) -> pd.DataFrame:
     "Information difference of many system pairs in bits: rows (a, b), one column per evaluated topic."
     c = campaign_of(runs, qrels, what="information_differences")
@@ -395,7 +395,7 @@ def information_difference(runs: RunsLike,             # a Campaign, or runs (wi
                            b=None,                     # the other system's name
                            depth: int | None = None,   # truncate every ranking to this depth first; None: whole lists
                            graded: bool = True,        # relevance levels = grades (else binary)
-                           threshold: int = 1,         # relevance level: grade ≥ threshold is relevant
+                           threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                           ) -> pd.Series:
     "Information difference I(Q; R_a | R_b) + I(Q; R_b | R_a) in bits, per evaluated topic."
     if a is None or b is None: raise ValueError("give both systems a and b")

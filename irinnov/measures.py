@@ -14,7 +14,7 @@ from typing import Callable
 
 import pandas as pd
 
-from .conventions import QrelsLike, RunsLike, campaign_of
+from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of
 
 # %% auto #0
 __all__ = ['REL', 'CUTOFFS', 'FEW_RUNS', 'TEAM_FAMILIES', 'REGISTRY', 'MeasureError', 'Param', 'MeasureDef', 'Measure',
@@ -385,7 +385,7 @@ def _cut(d: MeasureDef, name: str, k: str | None):
 
 def parse_measure(name: str, # a measure's name, as researchers write it or an alias (`map`, `ndcg_cut.10`, `P_5`)
                   *,
-                  threshold: int = 1, # the relevance level of a name without `rel=` (trec_eval's -l)
+                  threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                  ) -> Measure:
     "The Measure a name denotes; an unknown name raises a MeasureError that lists every accepted name and alias."
     if not isinstance(name, str) or not name.strip(): raise _unknown(str(name))
@@ -430,7 +430,7 @@ def _check(d: MeasureDef, name: str, o: dict):
 
 def canonical_name(name: str, # any accepted name or alias
                    *,
-                   threshold: int = 1, # the relevance level of a name without `rel=`
+                   threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                   ) -> str:
     "The canonical name of a measure name: `map` → `AP`, `ndcg_cut.10` → `nDCG@10`, `AP_rareness@100(alpha=1)` → `AP@100_rareness(alpha=1)`."
     return parse_measure(name, threshold=threshold).name

@@ -15,7 +15,7 @@ import pandas as pd
 from scipy import special, stats
 from scipy.interpolate import CubicSpline
 
-from .conventions import check_threshold, judgment_keys, kendall_tau_b, paired_t_pvalues, round_significant
+from .conventions import DEFAULT_THRESHOLD, check_threshold, judgment_keys, kendall_tau_b, paired_t_pvalues, round_significant
 from .trec import NO_GRADE, Campaign, prepare, progress
 
 
@@ -558,7 +558,7 @@ def drop_judgments(campaign: Campaign,   # the campaign (or anything `prepare` a
                    fraction: float,      # share of each topic's relevant judgments kept, in (0, 1]
                    *,
                    seed: int = 0,        # seed of numpy's default_rng
-                   threshold: int = 1,   # relevance level: grade ≥ threshold is relevant
+                   threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                   ) -> Campaign:
     "The campaign with only max(1, floor(fraction·m_q)) of each topic's m_q relevant judgments kept (chosen uniformly)."
     if not 0 < fraction <= 1: raise ValueError(f"fraction must be in (0, 1], not {fraction}")

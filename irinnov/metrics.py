@@ -14,7 +14,7 @@ import pandas as pd
 
 from .classic import *
 from .classic import MIN_GEO_MEAN, values_table
-from .conventions import (EvalOptions, QrelsLike, RunsLike, campaign_of, check_threshold,
+from .conventions import (DEFAULT_THRESHOLD, EvalOptions, QrelsLike, RunsLike, campaign_of, check_threshold,
                                  check_trec_eval_version)
 from .trec import NO_GRADE, Campaign, prepare, read_qrels, read_runs
 
@@ -123,7 +123,7 @@ def _spec(m, name: str, order: int) -> MeasureSpec:
 
 def expand_measures(names, # measure names: any irinnov.measures name of the classic family, trec_eval's names and sets
                     *,
-                    threshold: int = 1, # the relevance level of a name without `rel=` (trec_eval's -l)
+                    threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                    ) -> list:
     "The measures named (sets, trec_eval names with parameters, ir_measures names): in trec_eval's order if all are trec_eval's, else as given."
     from irinnov.measures import MeasureError, parse_measure
@@ -163,7 +163,7 @@ def measure(runs: RunsLike, # a Campaign, or runs (with `qrels`)
             qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
             *,
             name: str = "AP", # any name irinnov.measures knows (`P@5`, `nDCG@10`, `map`, `ERR@20`, `U@10`, `RPP`) or a trec_eval name giving one measure
-            threshold: int = 1, # the relevance level of a name without `rel=` (trec_eval's -l)
+            threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
             trec_eval_version="9", # '9' (trec_eval 9.0.x) or '10': how trec_eval's measures order tied scores
            ) -> pd.DataFrame:
     "The score table of one measure given by name, named canonically (`map` → `AP`): for trec_eval's measures, a column per qrels topic."
@@ -228,7 +228,7 @@ def evaluate(runs: RunsLike, # a Campaign, or runs (with `qrels`)
              *,
              per_topic: bool = False, # a (system, topic) row per topic trec_eval lists instead of the means
              complete: bool = True, # average over every qrels topic (trec_eval -c)
-             threshold: int = 1, # the relevance level of a name without `rel=` (trec_eval's -l)
+             threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
              depth: int | None = None, # the top documents of each list (trec_eval's -M; None: whole lists)
              trec_eval_version="9", # '9' (trec_eval 9.0.x) or '10': how trec_eval's measures order tied scores
             ) -> pd.DataFrame:
@@ -250,7 +250,7 @@ def trec_eval_records(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                       per_query: bool = False, # each listed topic's lines (trec_eval -q)
                       summary: bool = True, # the `all` lines
                       complete: bool = False, # average over every qrels topic (trec_eval -c)
-                      threshold: int = 1, # the relevance level (trec_eval's -l)
+                      threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                       depth: int | None = None, # the top documents of each list (trec_eval's -M; None: whole lists)
                       trec_eval_version="9", # '9' (trec_eval 9.0.x) or '10': how trec_eval's measures order tied scores
                      ) -> pd.DataFrame:

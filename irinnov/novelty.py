@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .conventions import QrelsLike, RunsLike, campaign_of, check_choice, check_cutoff, check_depth, check_threshold, judgment_keys
+from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_choice, check_cutoff, check_depth, check_threshold, judgment_keys
 from .trec import Campaign
 
 # %% auto #0
@@ -99,7 +99,7 @@ def utility(runs: RunsLike, # a Campaign, or runs (with `qrels`)
             k: int | None = None, # the measure's cut-off: the paper's evaluation depth N (None: the longest list)
             depth: int | None = None, # truncate every list to its top `depth` first (None: whole lists)
             base: float = 2, # base of the logarithm (2: bits)
-            threshold: int = 1, # relevant means grade ≥ threshold
+            threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
             log0: str = "zero", # a relevant document the system missed: "zero", "penalty" or "literal" (N6)
             leave_one_out: bool = True, # the background is the other systems (False: all systems)
            ) -> pd.DataFrame:
@@ -119,7 +119,7 @@ def document_utility(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                      k: int | None = None, # the measure's cut-off: the paper's evaluation depth N (None: the longest list)
                      depth: int | None = None, # truncate every list to its top `depth` first (None: whole lists)
                      base: float = 2, # base of the logarithm (2: bits)
-                     threshold: int = 1, # relevant means grade ≥ threshold
+                     threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                      log0: str = "zero", # a relevant document the system missed: "zero", "penalty" or "literal" (N6)
                      leave_one_out: bool = True, # the background is the other systems (False: all systems)
                     ) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .conventions import (QrelsLike, RunsLike, campaign_of, check_choice, check_cutoff, check_depth,
+from .conventions import (DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_choice, check_cutoff, check_depth,
                                  check_threshold, judgment_keys, kendall_tau_b)
 from .trec import Campaign
 
@@ -68,7 +68,7 @@ def rarity(runs: RunsLike, # a Campaign, or runs (with `qrels`)
            *,
            depth: int | None = None, # count a run as retrieving d within its top `depth`; None: anywhere in the run
            normalized: bool = False, # R'(d) = (S − S_d)/(S − 1) instead of R(d) = 1 − S_d/S
-           threshold: int = 1, # relevant means grade ≥ threshold
+           threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
            with_systems: bool = False, # add the tuple of systems that retrieved each document
            teams: Mapping[str, str] | None = None, # system -> team: S_d and S count teams, a document once per team
           ) -> pd.DataFrame:
@@ -182,7 +182,7 @@ def precision_rareness(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                        alpha=0.5, # weight α of the rarity bonus; a sequence gives a RarenessSweep
                        depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
                        normalized: bool = False, # P'@k_R = (1 − α)P@k + αρ'_P with R' (α ≤ 1)
-                       threshold: int = 1, # relevant means grade ≥ threshold
+                       threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                        all_qrels_topics: bool = False, # add a zero column for qrels topics without relevant documents
                        teams: Mapping[str, str] | None = None, # system -> team: rarity counts teams, not runs
                       ):
@@ -196,7 +196,7 @@ def ap_rareness(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                 alpha=0.5, # weight α of the rarity bonus; a sequence gives a RarenessSweep
                 depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
                 normalized: bool = False, # AP'@k_R with R' (α ≤ 1)
-                threshold: int = 1, # relevant means grade ≥ threshold
+                threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                 all_qrels_topics: bool = False, # add a zero column for qrels topics without relevant documents
                 teams: Mapping[str, str] | None = None, # system -> team: rarity counts teams, not runs
                ):
@@ -215,7 +215,7 @@ def synthetic_ranks(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                     k: int = 100, # the measure's cut-off: P@k
                     d_max: int | None = None, # the largest D tried; None: k
                     depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
-                    threshold: int = 1, # relevant means grade ≥ threshold
+                    threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                    ) -> pd.DataFrame:
     "Score and mid-rank (P@k_R) of a synthetic S_rare / S_common system inserted alone into the campaign on one topic (E6)."
     threshold = check_threshold(threshold)
@@ -298,7 +298,7 @@ def sampled_means(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                   alpha: float = 1.0, # weight α of the rarity bonus
                   depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
                   normalized: bool = False, # the normalised form (R8)
-                  threshold: int = 1, # relevant means grade ≥ threshold
+                  threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                   all_qrels_topics: bool = False, # means over every qrels topic
                  ) -> np.ndarray:
     "Mean P@k_R / AP_R of each system of each sub-campaign (T × N system indices), rarity recomputed within it."
@@ -338,7 +338,7 @@ def rareness_system_sampling(runs: RunsLike, # a Campaign, or runs (with `qrels`
                              alpha: float = 1.0, # weight α of the rarity bonus
                              depth: int | None = None, # rarity counts each run's top `depth`; None: whole runs
                              normalized: bool = False, # the normalised form (R8)
-                             threshold: int = 1, # relevant means grade ≥ threshold
+                             threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                              all_qrels_topics: bool = False, # means over every qrels topic
                              sizes: Sequence[int] = (2, 4, 8, 16, 32, 64), # the sub-campaign sizes N
                              trials: int = 1000, # draws per size

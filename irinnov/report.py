@@ -47,9 +47,9 @@ _compare_orderings, _discriminative_power, _stability = (_lazy("meta", "compare_
 # %% auto #0
 __all__ = ['CLASSIC', 'OFFICIAL', 'TESTS', 'FAMILIES', 'LOCK', 'SCALES', 'default_measures', 'system_ranks', 'official_measures',
            'judged_at', 'pooled_column', 'significance_groups', 'mean_ci', 'topic_summary', 'team_best',
-           'rare_documents', 'CampaignReport', 'campaign_report', 'plot_rank_shift', 'plot_agreement', 'plot_power',
-           'plot_topic_heatmap', 'check_output', 'claim_output', 'bonus_risers', 'write_report', 'against_field',
-           'placement_text']
+           'rare_documents', 'CampaignReport', 'campaign_report', 'assemble_report', 'plot_rank_shift',
+           'plot_agreement', 'plot_power', 'plot_topic_heatmap', 'check_output', 'claim_output', 'bonus_risers',
+           'write_report', 'against_field', 'placement_text']
 
 # %% ../nbs/20_compare.ipynb #7588525c
 def _team_map(teams, meta) -> dict | None:
@@ -223,7 +223,7 @@ def rare_documents(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                    *,
                    system: str | None = None, # the system
                    k: int | None = 100, # the cut-off (None: whole lists)
-                   threshold: int = 1, # the lowest relevant grade
+                   threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                    max_runs: int | None = None, # keep the documents at most this many runs retrieved
                   ) -> pd.DataFrame:
     "The relevant documents a system ranks in its top k, with how many runs of the campaign retrieved each (anywhere in their lists), rarest first."
@@ -435,6 +435,28 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
             tables[spec.name] = spec(c, teams=team_map, warn=False)
             orderings[spec.name] = tables[spec.name].mean(axis=1)
         orderings[spec.name].attrs = dict(tables[spec.name].attrs)
+    coverage = pd.DataFrame({f"Judged@{j}": judged_at(c, k=j).mean(axis=1) for j in (10, 100)})
+    params = dict(measures=names, reference=reference, official=offic, threshold=threshold, k=k, alphas=tuple(alphas),
+                  pad_to=pad, mc4=mc4, tests=tests, alpha=alpha, B=B, trials=trials, seed=seed,
+                  team_rarity=team_map is not None,
+                  team_families=tuple(f for f in TEAM_FAMILIES if team_map is not None and supports_teams(f)))
+    return assemble_report(c, tables, orderings, specs, reference=reference, meta=meta, coverage=coverage, params=params,
+                           new_systems=new)
+
+def assemble_report(campaign, # the Campaign (on Dask, a summary of it: systems, qrels topics, depth, judgments)
+                    tables: dict, # name -> score table (systems × topics) of every measure
+                    orderings: dict, # name -> system scores: the tables' row means, and MC4 orderings
+                    specs: list, # the Measure objects asked for (their families)
+                    *,
+                    reference: str, # the reference measure's name
+                    meta: pd.DataFrame | None, # one row per system, in the campaign's system order (or None)
+                    coverage: pd.DataFrame, # systems × (Judged@10, Judged@100)
+                    params: dict, # what was asked: tests, alpha, B, trials, seed, measures, ...
+                    new_systems=(), # the runs added to the field with `against`
+                   ) -> CampaignReport:
+    "The report's model from its per-topic tables: scores, ranks, agreement, significance, stability and coverage; the one assembly of one process and of Dask."
+    tests, alpha, B, trials, seed = (params[k] for k in ("tests", "alpha", "B", "trials", "seed"))
+    tables, orderings = dict(tables), dict(orderings)
     # a measure averaged over no topic (none has a document relevant to it, e.g. qrels of grade 0 only) is undefined:
     # left out of every table, named in params["undefined"]
     undefined = tuple(m for m, t in tables.items() if t.shape[1] == 0)
@@ -444,7 +466,7 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     for m in undefined:
         del tables[m], orderings[m]
         orderings.pop(f"{m}(MC4)", None)
-    systems = pd.Index(c.systems.astype(str), name="system")
+    systems = pd.Index(campaign.systems.astype(str), name="system")
     scores = pd.DataFrame({m: s.reindex(systems) for m, s in orderings.items()})
     ranks = pd.DataFrame({m: system_ranks(s).reindex(systems) for m, s in orderings.items()})
     for m, s in orderings.items():
@@ -464,15 +486,12 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         row["stability"] = _stability(t, trials=trials, seed=seed) if trials else np.nan
         rows.append(row)
     power = pd.DataFrame(rows).set_index("measure")
-    coverage = pd.DataFrame({f"Judged@{j}": judged_at(c, k=j).mean(axis=1) for j in (10, 100)})
+    coverage = coverage.reindex(systems)
     pooled = pooled_column(meta)
     if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
-    params = dict(measures=names, reference=reference, official=offic, threshold=threshold, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
-                  tests=tests, alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=team_map is not None,
-                  team_families=tuple(f for f in TEAM_FAMILIES if team_map is not None and supports_teams(f)),
-                  undefined=undefined)
-    return CampaignReport(c, tables, orderings, scores, ranks, agreement, power, hib, families, reference, meta, params,
-                          pvalues, coverage, new)
+    params = {**params, "undefined": undefined}
+    return CampaignReport(campaign, tables, orderings, scores, ranks, agreement, power, hib, families, reference, meta, params,
+                          pvalues, coverage, tuple(new_systems))
 
 # %% ../nbs/20_compare.ipynb #fa001d45
 def plot_rank_shift(report: CampaignReport, # a campaign report

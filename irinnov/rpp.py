@@ -10,7 +10,7 @@ import pandas as pd
 
 from typing import NamedTuple
 
-from .conventions import QrelsLike, RunsLike, campaign_of, check_choice, check_depth, check_threshold
+from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_choice, check_depth, check_threshold
 from .trec import Campaign
 
 # %% auto #0
@@ -108,7 +108,7 @@ def relevant_positions(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                        graded: bool = True, # one population per grade level (False: one, grade ≥ threshold)
                        subtopics: bool = False, # one population per subtopic (qrels with a `subtopic` column)
                        background: bool = True, # with subtopics: add the background population "*"
-                       threshold: int = 1, # relevant means grade ≥ threshold
+                       threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                        depth: int | None = None, # truncate every list to its top `depth` first
                       ) -> dict:
     "Per topic, the list of its `Population`s (label, p_u, m_u, F_u), F_u systems × levels positions (inf = missing)."
@@ -184,7 +184,7 @@ def rpp(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         graded: bool = True, # one population per grade level (False: grade ≥ threshold only)
         subtopics: bool = False, # one population per subtopic (qrels with a `subtopic` column)
         background: bool = True, # with subtopics: add the background population "*"
-        threshold: int = 1, # relevant means grade ≥ threshold
+        threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
         depth: int | None = None, # truncate every list to its top `depth` first
        ) -> pd.Series:
     "RPP_q(a, b) for every evaluated topic q: positive means a is preferred (paper Eqs. 4–6)."
@@ -219,7 +219,7 @@ def preferences(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                 graded: bool = True, # one population per grade level (False: grade ≥ threshold only)
                 subtopics: bool = False, # one population per subtopic (qrels with a `subtopic` column)
                 background: bool = True, # with subtopics: add the background population "*"
-                threshold: int = 1, # relevant means grade ≥ threshold
+                threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                 depth: int | None = None, # truncate every list to its top `depth` first
                ) -> pd.DataFrame:
     "RPP for every ordered pair of systems and every topic: rows (a, b), columns topics (paper Eqs. 4–6, every pair)."
@@ -235,7 +235,7 @@ def preference_family(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                       graded: bool = True, # one population per grade level (False: grade ≥ threshold only)
                       subtopics: bool = False, # one population per subtopic (qrels with a `subtopic` column)
                       background: bool = True, # with subtopics: add the background population "*"
-                      threshold: int = 1, # relevant means grade ≥ threshold
+                      threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                       depth: int | None = None, # truncate every list to its top `depth` first
                      ) -> dict:
     "{name: preference table} for several weightings at once (RPP, dcgRPP, invRPP), sharing the position matrices."
@@ -296,7 +296,7 @@ def disaggregate(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                  normalize: bool = True, # scale each metric's Δμ_i so that they sum to its Δμ
                  gamma: float = 0.5, # RBP's persistence
                  corpus_size: int | None = None, # N for ASL (None: the campaign's documents ∪ R_q)
-                 threshold: int = 1, # relevant means grade ≥ threshold
+                 threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                  depth: int | None = None, # truncate every list to its top `depth` first
                 ) -> pd.DataFrame:
     "Δμ_i per recall level i of AP, nDCG, RBP, RR, ASL and RPP between a and b on one topic (paper §4.1, Fig. 4)."
@@ -351,7 +351,7 @@ def corpus_asl(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
                *,
                corpus_size: int | None = None, # N, the corpus size (None: per topic, the campaign's documents ∪ R_q)
-               threshold: int = 1, # relevant means grade ≥ threshold
+               threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                depth: int | None = None, # truncate every list to its top `depth` first
               ) -> pd.DataFrame:
     "Atomized search length as Diaz & Ferraro's RPP paper computes it (§5.5): unretrieved relevant items at the corpus end; lower is better."
@@ -425,7 +425,7 @@ def offline_interleaving(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                          a: str, # the first system
                          b: str, # the second system
                          user: str = "uniform", # the simulated user's recall need: uniform, dcg or inverse
-                         threshold: int = 1, # relevant means grade ≥ threshold
+                         threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                          depth: int | None = None, # truncate every list to its top `depth` first
                         ) -> pd.Series:
     "Offline balanced interleaving of a and b with a simulated recall-need user, per topic (irinnov's reading of paper §5.5)."
@@ -445,7 +445,7 @@ def offline_interleaving_points(runs: RunsLike, # a Campaign, or runs (with `qre
                                 *,
                                 points: pd.DataFrame, # the comparisons: columns a, b, query
                                 user: str = "uniform", # the simulated user's recall need: uniform, dcg or inverse
-                                threshold: int = 1, # relevant means grade ≥ threshold
+                                threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                                 depth: int | None = None, # truncate every list to its top `depth` first
                                ) -> pd.Series:
     "Offline interleaving for many (a, b, query) rows at once (columns `a`, `b`, `query`), vectorised per topic."

@@ -349,7 +349,6 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
                             progress: bool = False,   # Dask's progress bars
                            ) -> CampaignReport:
     "`irinnov.report.campaign_report` with the per-topic tables computed shard by shard on Dask (meta-evaluation here)."
-    from irinnov import meta as M
     from irinnov import report as R
     from irinnov.rpp import order_systems, mc4 as _mc4
     sr = shard_runs(runs, qrels, client=client, n_shards=n_shards, work_dir=work_dir, tag=tag, progress=progress)
@@ -384,24 +383,6 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
             order.attrs.update(measure=f"{spec.name}(MC4)", higher_is_better=True)
             orderings[f"{spec.name}(MC4)"] = order
     systems = pd.Index(np.asarray(sr.systems).astype(str), name="system")
-    scores = pd.DataFrame({m: s.reindex(systems) for m, s in orderings.items()})
-    ranks = pd.DataFrame({m: R.system_ranks(s).reindex(systems) for m, s in orderings.items()})
-    for m, s in orderings.items():
-        if m.endswith("(MC4)"): ranks[m] = pd.Series(np.arange(1, len(s) + 1), index=s.index).reindex(systems)
-    hib = {m: bool(s.attrs.get("higher_is_better", True)) for m, s in orderings.items()}
-    fam = {s.name: s.family for s in specs}
-    families = {m: fam.get(m, fam.get(m.removesuffix("(MC4)"))) for m in orderings}
-    agreement = M.compare_orderings(orderings, higher_is_better=hib)
-    rows, pvalues = [], {t: {} for t in tests}
-    for m, t in tables.items():
-        row = {"measure": m, "pairs": len(t) * (len(t) - 1) // 2}
-        for test in tests:
-            dp = M.discriminative_power(t, test=test, alpha=alpha, B=B, seed=seed)
-            row[test], row[f"{test} share"] = dp.count, dp.fraction
-            pvalues[test][m] = dp.pvalues
-        row["stability"] = M.stability(t, trials=trials, seed=seed)
-        rows.append(row)
-    power = pd.DataFrame(rows).set_index("measure")
     if meta is not None:
         meta = pd.DataFrame(meta).copy()
         meta.index = meta.index.astype(str).rename("system")
@@ -409,13 +390,12 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
     q = _as_qrels(qrels)
     summary = CampaignSummary(np.asarray(sr.systems, dtype=object), np.array(sorted(pd.unique(q["query"].astype(str))), dtype=object),
                               D, q)
-    params = dict(measures=names, reference=ref.name, official=[], threshold=threshold, k=k, alphas=tuple(alphas), pad_to=pad, mc4=mc4,
-                  tests=tuple(tests), alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=False, team_families=())
-    coverage = pd.DataFrame({n: _concat([p[n] for p, _ in parts]).mean(axis=1) for n in coverage_names}).reindex(systems)
-    pooled = R.pooled_column(meta)
-    if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
-    return CampaignReport(summary, tables, orderings, scores, ranks, agreement, power, hib, families, ref.name, meta, params,
-                          pvalues, coverage)
+    params = dict(measures=names, reference=ref.name, official=[], threshold=threshold, k=k, alphas=tuple(alphas), pad_to=pad,
+                  mc4=mc4, tests=tuple(tests), alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=False, team_families=())
+    coverage = pd.DataFrame({n: _concat([p[n] for p, _ in parts]).mean(axis=1) for n in coverage_names})
+    coverage.columns = [f"Judged@{j}" for j in (10, 100)]
+    return R.assemble_report(summary, tables, orderings, specs, reference=ref.name, meta=meta, coverage=coverage,
+                             params=params)
 
 # %% ../nbs/40_scale.ipynb #5ca1e7e0
 def _trec_eval_parts(c: Campaign, classic: list, innovation: list, options: EvalOptions) -> tuple:

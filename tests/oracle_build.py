@@ -1,6 +1,6 @@
 """Build trec_eval 9.0.8 and 10.0 from ../shared/oracles into a temporary folder, run them, and read their output.
 
-Used by the parity tests (a session fixture builds each binary once) and by the 02_metrics notebook. The sources
+Used by the parity tests (a session fixture builds each binary once) and by the 07_trec_eval notebook. The sources
 are never copied into the project: they are built from the shared folder, and the tests skip with a reason where
 there is no such folder or no C compiler."""
 from __future__ import annotations

@@ -240,12 +240,12 @@ def test_rrie_properties():
 
 def test_measure_orientation_and_self_comparison():
     m = A.ablation_measures(RB, QB)
-    inv = A.Measure(1 / m["ASL"].per_topic, 1 / m["ASL"].system, True, "1/ASL")
+    inv = A.ScoredTable(1 / m["ASL"].per_topic, 1 / m["ASL"].system, True, "1/ASL")
     assert close(A.kendall(inv, m["ASL"]), 1)
     assert A.delta_sort(m["ASL"], m["ASL"]).tolist() == [0.0] * 3
-    fm = A.Measure.from_table(A.asl(RB, QB))
+    fm = A.ScoredTable.from_table(A.asl(RB, QB))
     assert fm.higher_is_better is False and close(fm.system, m["ASL"].system)
-    assert A.Measure.from_table(A.asl(RB, QB), higher_is_better=True).higher_is_better is True
+    assert A.ScoredTable.from_table(A.asl(RB, QB), higher_is_better=True).higher_is_better is True
 
 
 # ---------------------------------------------------------------- brute-force oracle on random small campaigns
