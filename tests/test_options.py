@@ -46,6 +46,11 @@ def all_lines(out: str) -> pd.DataFrame:
     return df[df["query"] == "all"].pivot(index="system", columns="measure", values="value").sort_index()
 
 
+def assert_means(got: pd.DataFrame, column: str, values: pd.Series):
+    "The command line's means in `column` equal the library's (a Series indexed by system), to 1e-12."
+    np.testing.assert_allclose(got[column].to_numpy(), values.sort_index().to_numpy(), rtol=0, atol=1e-12, err_msg=column)
+
+
 def library(qp, rd, names, threshold):
     "Each measure's system means as the library gives them at relevance level `threshold`."
     with warnings.catch_warnings():
@@ -69,9 +74,7 @@ def test_evaluate_level_reaches_every_measure(tmp_path):
     got = all_lines(out)
     want = library(qp, rd, names, 2)
     assert sorted(got.columns) == sorted(["AP", "U(rel=2)", "RPP(rel=2)", "ASL(rel=2)", "RIC(rel=2)"])
-    for name, values in want.items():
-        col = "AP" if name == "AP(rel=2)" else name
-        np.testing.assert_allclose(got[col].to_numpy(), values.sort_index().to_numpy(), rtol=0, atol=1e-12, err_msg=name)
+    for name, values in want.items(): assert_means(got, "AP" if name == "AP(rel=2)" else name, values)
     # the level changes the values: at grade >= 1 they differ
     at1 = library(qp, rd, ["U", "AP"], 1)
     assert not np.allclose(at1["U"].sort_index().to_numpy(), got["U(rel=2)"].to_numpy())
@@ -84,8 +87,8 @@ def test_a_measure_keeps_its_own_rel(tmp_path):
     assert code == 0, err
     got = all_lines(out)
     lib1, lib3 = library(qp, rd, ["U"], 1), library(qp, rd, ["P(rel=3)@5"], 1)
-    np.testing.assert_allclose(got["U"].to_numpy(), lib1["U"].sort_index().to_numpy(), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(got["P(rel=3)@5"].to_numpy(), lib3["P(rel=3)@5"].sort_index().to_numpy(), rtol=0, atol=1e-12)
+    assert_means(got, "U", lib1["U"])
+    assert_means(got, "P(rel=3)@5", lib3["P(rel=3)@5"])
     assert "U(rel=2)" in got.columns
 
 
@@ -96,8 +99,8 @@ def test_level_zero_is_trec_evals(tmp_path):
     assert code == 0, err
     got = all_lines(out)
     want = library(qp, rd, ["map", "P_5", "U"], 0)
-    np.testing.assert_allclose(got["map"].to_numpy(), want["AP(rel=0)"].sort_index().to_numpy(), rtol=0, atol=1e-12)
-    np.testing.assert_allclose(got["U(rel=0)"].to_numpy(), want["U(rel=0)"].sort_index().to_numpy(), rtol=0, atol=1e-12)
+    assert_means(got, "map", want["AP(rel=0)"])
+    assert_means(got, "U(rel=0)", want["U(rel=0)"])
     for bad in ("-1", "1.5", "two"):
         code, out, err = irinnov("evaluate", "-l", bad, qp, rd, cwd=tmp_path)
         assert code == 2 and err.startswith("irinnov: error: ") and "relevance level" in err and err.count("\n") == 1
@@ -112,10 +115,8 @@ def test_depth_reaches_every_measure(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         c = prepare(read_runs(sorted(rd.iterdir())), read_qrels(qp)).truncate(5)
-        for n in ("U", "RIC"):
-            np.testing.assert_allclose(got[n].to_numpy(), parse_measure(n)(c).mean(axis=1).sort_index().to_numpy(), rtol=0, atol=1e-12)
-        np.testing.assert_allclose(got["AP"].to_numpy(), metrics.evaluate(c, ["AP"], complete=False)["AP"].sort_index().to_numpy(),
-                                   rtol=0, atol=1e-12)
+        for n in ("U", "RIC"): assert_means(got, n, parse_measure(n)(c).mean(axis=1))
+        assert_means(got, "AP", metrics.evaluate(c, ["AP"], complete=False)["AP"])
 
 
 def test_report_takes_the_level(tmp_path):
@@ -126,8 +127,7 @@ def test_report_takes_the_level(tmp_path):
     assert code == 0, err
     systems = pd.read_csv(tmp_path / "out" / "systems.csv").set_index("system").sort_index()
     want = library(qp, rd, ["U", "RIC"], 2)
-    for name in ("U(rel=2)", "RIC(rel=2)"):
-        np.testing.assert_allclose(systems[name].to_numpy(), want[name].sort_index().to_numpy(), rtol=0, atol=1e-12)
+    for name in ("U(rel=2)", "RIC(rel=2)"): assert_means(systems, name, want[name])
     assert "AP(rel=2)" in systems.columns
 
 
