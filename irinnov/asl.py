@@ -14,7 +14,7 @@ import pandas as pd
 
 from .conventions import (DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_cutoff, check_threshold, judgment_keys,
                           kendall_tau_b, paired_t_pvalues)
-from .trec import Campaign
+from .core.campaign import Campaign
 
 # %% auto #0
 __all__ = ['ABLATION_STEPS', 'document_asl', 'asl', 'needed_depth', 'rrie', 'ScoredTable', 'ablation_measures', 'better_matrix',

@@ -13,7 +13,10 @@ import numpy as np
 import pandas as pd
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_threshold, check_trec_eval_version
-from .trec import NO_GRADE, Campaign, prepare, read_qrels, read_runs
+from .core.read import read_qrels, read_runs
+from .core.arrays import NO_GRADE
+from .core.campaign import Campaign
+from .core.encode import prepare
 
 # %% auto #0
 __all__ = ['MIN_GEO_MEAN', 'INFAP_EPSILON', 'GDEVAL_MAX_GRADE', 'precision', 'recall', 'average_precision', 'reciprocal_rank',

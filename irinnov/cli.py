@@ -40,7 +40,7 @@ def _one_line(msg) -> str:
 def run_paths(args, # RUN arguments: files, directories, globs
              ) -> list:
     "Expand RUN arguments (files, directories, globs) into run files, in order, each once."
-    from irinnov.trec import run_files           # (imported here: `irinnov --help` stays light)
+    from irinnov.core.read import run_files           # (imported here: `irinnov --help` stays light)
     out = []
     for a in args:
         try: files = run_files(a)
@@ -182,7 +182,7 @@ def evaluate_command(args, # the parsed command line
     if getattr(args, "against", None): return against_command(args)
     if not args.runs: raise CliError("the following arguments are required: RUN", 2)
     from irinnov import metrics
-    from irinnov.trec import read_qrels
+    from irinnov.core.read import read_qrels
     opts = options_of(args)
     classic, innovation = _specs(split_measures(args.measure or DEFAULT_MEASURES), opts.threshold)  # before any reading
     qrels = read_qrels(args.qrels, comments=opts.trec_eval == "10")      # trec_eval 10.0 skips lines starting with '#'
@@ -242,7 +242,7 @@ def against_command(args, # the parsed command line
     "`irinnov evaluate --against DATASET RUN...`: where each run would place in the campaign, under each measure."
     from irinnov.measures import parse_measure
     from irinnov.report import against_field, placement_text
-    from irinnov.trec import read_runs
+    from irinnov.core.read import read_runs
     opts = options_of(args)
     names = split_measures(args.measure) if args.measure else None
     specs = [parse_measure(m, threshold=opts.threshold).name for m in names] if names else None   # errors before reading
@@ -313,7 +313,7 @@ def report_command(args, # the parsed command line
     "`irinnov report`: the campaign report (HTML, CSV, Parquet) of a dataset, of QRELS and RUN files, or of your runs --against a dataset."
     from irinnov.measures import parse_measure
     from irinnov.report import campaign_report, claim_output, official_measures, write_report
-    from irinnov.trec import read_qrels, read_runs
+    from irinnov.core.read import read_qrels, read_runs
     if "ipykernel" not in sys.modules:
         import matplotlib
         matplotlib.use("Agg")

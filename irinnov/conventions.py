@@ -31,7 +31,8 @@ def campaign_of(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
                 what: str = "this function", # the caller's name, for the error message
                 **prepare_options) -> "Campaign":
     "The Campaign of `runs` and `qrels`: prepared once, or `runs` itself if it is one (then `qrels` must be None)."
-    from irinnov.trec import Campaign, prepare
+    from irinnov.core.campaign import Campaign
+    from irinnov.core.encode import prepare
     if isinstance(runs, Campaign):
         if qrels is not None:
             hint = (f"; options are keyword-only: did you mean {what}(campaign, name={qrels!r}) or another keyword?"

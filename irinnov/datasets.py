@@ -22,7 +22,9 @@ from typing import Callable
 
 import pandas as pd
 
-from .trec import Campaign, prepare, progress as _progress, read_qrels, read_run, read_runs, system_name
+from .core.read import progress as _progress, read_qrels, read_run, read_runs, system_name
+from .core.campaign import Campaign
+from .core.encode import prepare
 
 # %% auto #0
 __all__ = ['BASE_URL', 'SOURCES', 'REGISTRY', 'TREC8_ADHOC_RUNS', 'TREC5_ADHOC_RUNS', 'TREC5_CATEGORY_B_RUNS', 'Source',

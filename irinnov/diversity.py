@@ -11,8 +11,10 @@ import numpy as np
 import pandas as pd
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, check_cutoff, check_threshold
-from .trec import (Campaign, prepare, system_name, TrecFormatError, line_numbers, read_columns, RUN_FILE_COLUMNS,
-                          RUN_FILE_TYPES)
+from .core.read import (
+    system_name, TrecFormatError, line_numbers, read_columns, RUN_FILE_COLUMNS, RUN_FILE_TYPES)
+from .core.campaign import Campaign
+from .core.encode import prepare
 
 # %% auto #0
 __all__ = ['NDEVAL_MEASURES', 'SubtopicJudgments', 'subtopic_judgments', 'subtopic_relevance', 'ndeval', 'ndeval_means',

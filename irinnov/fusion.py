@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, check_choice, check_depth, check_threshold
-from .trec import Campaign, RUN_COLUMNS, as_qrels, order_runs
+from .core.read import RUN_COLUMNS, as_qrels
+from .core.order import order_runs
+from .core.campaign import Campaign
 
 # %% auto #0
 __all__ = ['normalize', 'combsum', 'combmnz', 'combanz', 'condorcet', 'naive_bound', 'pareto_bound', 'majoritarian_bound']

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .conventions import QrelsLike, RunsLike, campaign_of, check_depth
-from .trec import Campaign
+from .core.campaign import Campaign
 
 # %% auto #0
 __all__ = ['graded_average_precision']

@@ -15,7 +15,8 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_depth, check_threshold, judgment_keys, round_significant
-from .trec import Campaign, NO_GRADE
+from .core.arrays import NO_GRADE
+from .core.campaign import Campaign
 from . import meta
 
 # %% auto #0

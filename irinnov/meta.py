@@ -16,7 +16,10 @@ from scipy import special, stats
 from scipy.interpolate import CubicSpline
 
 from .conventions import DEFAULT_THRESHOLD, check_threshold, judgment_keys, kendall_tau_b, paired_t_pvalues, round_significant
-from .trec import NO_GRADE, Campaign, prepare, progress
+from .core.read import progress
+from .core.arrays import NO_GRADE
+from .core.campaign import Campaign
+from .core.encode import prepare
 
 
 # %% auto #0

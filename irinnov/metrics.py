@@ -16,7 +16,10 @@ from .classic import *
 from .classic import MIN_GEO_MEAN, values_table
 from .conventions import (DEFAULT_THRESHOLD, EvalOptions, QrelsLike, RunsLike, campaign_of, check_threshold,
                                  check_trec_eval_version)
-from .trec import NO_GRADE, Campaign, prepare, read_qrels, read_runs
+from .core.read import read_qrels, read_runs
+from .core.arrays import NO_GRADE
+from .core.campaign import Campaign
+from .core.encode import prepare
 
 # %% auto #0
 __all__ = ['MeasureSpec', 'trec_eval_name', 'expand_measures', 'spec_table', 'measure', 'summarize', 'evaluate',
@@ -309,7 +312,7 @@ def evaluate_files(runs, # run files (paths), or anything `irinnov.trec.prepare_
                    tag: bool = False, # name systems by the run tag column instead of the file name
                   ) -> tuple:
     "trec_eval's records of the classic measures (or None) and a score table per other measure, from run files read a batch at a time."
-    from irinnov.trec import prepare_files
+    from irinnov.core.encode import prepare_files
     c = prepare_files(runs, qrels, score_dtype=options.score_dtype, depth=options.depth, tag=tag,
                       comments=options.trec_eval == "10", ragged=True)
     for m in innovation:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_choice, check_cutoff, check_depth, check_threshold, judgment_keys
-from .trec import Campaign
+from .core.campaign import Campaign
 
 # %% auto #0
 __all__ = ['utility_name', 'utility', 'document_utility', 'rank_difference']

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .conventions import (DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_choice, check_cutoff, check_depth,
                                  check_threshold, judgment_keys, kendall_tau_b)
-from .trec import Campaign
+from .core.campaign import Campaign
 
 # %% auto #0
 __all__ = ['rarity', 'rareness_name', 'RarenessSweep', 'precision_rareness', 'ap_rareness', 'synthetic_ranks', 'sampled_means',

@@ -29,7 +29,10 @@ from . import metrics
 from .conventions import DEFAULT_DEPTH, DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, round_significant
 from .measures import (TEAM_FAMILIES, Measure, MeasureError, measure_of, parse_measure, preferences,
                               supports_teams, warn_small_field)
-from .trec import NO_GRADE, Campaign, name_indices, as_runs, prepare, progress
+from .core.read import as_runs, progress
+from .core.arrays import NO_GRADE
+from .core.campaign import Campaign, name_indices
+from .core.encode import prepare
 
 def _lazy(module: str, name: str) -> Callable:
     "`irinnov.<module>.<name>`, imported on first call: `irinnov evaluate -m AP` need not import scipy.stats."

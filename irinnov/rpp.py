@@ -11,7 +11,7 @@ import pandas as pd
 from typing import NamedTuple
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_choice, check_depth, check_threshold
-from .trec import Campaign
+from .core.campaign import Campaign
 
 # %% auto #0
 __all__ = ['WEIGHTINGS', 'Population', 'relevant_positions', 'recall_weights', 'rpp_name', 'rpp', 'preferences',

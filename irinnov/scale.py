@@ -27,9 +27,13 @@ import pyarrow.parquet as pq
 from .conventions import DEFAULT_THRESHOLD, EvalOptions, QrelsLike, RunsLike
 from .measures import Measure, parse_measure
 from .report import CampaignReport
-from .trec import (NO_GRADE, PAD, RUN_COLUMNS, Campaign, TrecFormatError, is_runs_frame, mark_unique,
-                          run_file_paths, as_qrels, as_runs, prepare, read_qrels, read_run, system_files,
-                          system_name)
+from .core.read import (
+    RUN_COLUMNS, TrecFormatError, mark_unique, run_file_paths, as_qrels, as_runs, read_qrels, read_run,
+    system_files, system_name)
+from .core.order import is_runs_frame
+from .core.arrays import NO_GRADE, PAD
+from .core.campaign import Campaign
+from .core.encode import prepare
 
 # %% auto #0
 __all__ = ['shard_of', 'shard_campaign', 'dask_client', 'ShardedRuns', 'shard_runs', 'map_shards', 'evaluate_sharded',
