@@ -91,7 +91,7 @@ EXCLUSIVE = {"tests/test_nbdev.py::test_nbdev_export_leaves_library_unchanged"}
 # the notebooks that load real campaigns, the docs site). A file not named comes after, in collection order; a
 # renamed file only loses its place.
 FIRST = ["tests/test_nbdev.py", "tests/test_readme.py",
-         "tests/test_trec_eval_parity.py", "tests/test_scale.py", "tests/test_report.py", "nbs/00_trec.ipynb",
+         "tests/test_trec_eval_parity.py", "tests/test_scale.py", "tests/test_report.py", "nbs/00e_encode.ipynb",
          "tests/test_docs_site.py", "nbs/13_asl_experiments.ipynb", "nbs/10_rareness_experiments.ipynb",
          "nbs/12_rpp_experiments.ipynb", "nbs/11_novelty_experiments.ipynb", "nbs/14_infotheory_experiments.ipynb",
          "nbs/17_diversity_experiments.ipynb", "nbs/18_rpp_recsys.ipynb", "nbs/21_campaigns.ipynb",
