@@ -10,7 +10,7 @@ PKG = Path(__file__).resolve().parents[1] / "irinnov"
 # The layers, bottom up: a module may import its own layer or the layers below it, never one above.
 LAYERS = [
     ("core", {"trec", "conventions"}),
-    ("kernels", {"classic", "gap", "meta", "rareness", "novelty", "rpp", "asl", "infotheory", "diversity", "fusion"}),
+    ("kernels", {"classic", "gap", "meta", "rareness", "novelty", "rpp", "lexicographic", "asl", "infotheory", "diversity", "fusion"}),
     ("registry", {"measures"}),
     ("trec_eval", {"metrics"}),
     ("data", {"datasets"}),
