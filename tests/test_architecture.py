@@ -15,7 +15,7 @@ LAYERS = [
     ("core: the campaign", {"core.campaign"}),
     ("core: encoding", {"core.encode"}),
     ("core", {"trec", "conventions"}),
-    ("kernels", {"classic", "gap", "meta", "rareness", "novelty", "rpp", "asl", "infotheory", "diversity", "fusion"}),
+    ("kernels", {"classic", "gap", "meta", "rareness", "novelty", "rpp", "lexicographic", "asl", "infotheory", "diversity", "fusion"}),
     ("registry", {"measures"}),
     ("trec_eval", {"metrics"}),
     ("data", {"datasets"}),
