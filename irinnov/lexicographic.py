@@ -10,7 +10,7 @@ import pandas as pd
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, check_choice
 from .rpp import _campaign, _iter_populations, _prefs_frame
-from .trec import Campaign
+from .core.campaign import Campaign
 
 # %% auto #0
 __all__ = ['MEASURES', 'lexicographic', 'lexiprecision', 'lexirecall']
