@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from .conventions import DEFAULT_THRESHOLD, EvalOptions, QrelsLike, RunsLike
 from .measures import Measure, parse_measure
-from .report import CampaignReport
+from .report.model import CampaignReport
 from .core.read import (
     RUN_COLUMNS, TrecFormatError, mark_unique, run_file_paths, as_qrels, as_runs, read_qrels, read_run,
     system_files, system_name)
@@ -353,7 +353,7 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
                             progress: bool = False,   # Dask's progress bars
                            ) -> CampaignReport:
     "`irinnov.report.campaign_report` with the per-topic tables computed shard by shard on Dask (meta-evaluation here)."
-    from irinnov import report as R
+    from irinnov.report.model import assemble_report, default_measures
     from irinnov.rpp import order_systems, mc4 as _mc4
     sr = shard_runs(runs, qrels, client=client, n_shards=n_shards, work_dir=work_dir, tag=tag, progress=progress)
     try:
@@ -361,7 +361,7 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
         D = min(depth, sr.depth) if depth is not None else sr.depth
         pad = D if pad_to == "depth" else pad_to
         asked = _measures(list(measures) if measures is not None else
-                          R.default_measures(k=k, alphas=alphas, pad_to=pad, threshold=threshold), threshold)
+                          default_measures(k=k, alphas=alphas, pad_to=pad, threshold=threshold), threshold)
         names, specs = [m.name for m in asked], list(asked)
         ref = parse_measure(reference, threshold=threshold)
         if ref.name not in [s.name for s in specs]: specs.insert(0, ref)
@@ -398,8 +398,8 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
                   mc4=mc4, tests=tuple(tests), alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=False, team_families=())
     coverage = pd.DataFrame({n: _concat([p[n] for p, _ in parts]).mean(axis=1) for n in coverage_names})
     coverage.columns = [f"Judged@{j}" for j in (10, 100)]
-    return R.assemble_report(summary, tables, orderings, specs, reference=ref.name, meta=meta, coverage=coverage,
-                             params=params)
+    return assemble_report(summary, tables, orderings, specs, reference=ref.name, meta=meta, coverage=coverage,
+                           params=params)
 
 # %% ../nbs/40_scale.ipynb #5ca1e7e0
 def _trec_eval_parts(c: Campaign, classic: list, innovation: list, options: EvalOptions) -> tuple:

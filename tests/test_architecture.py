@@ -19,7 +19,8 @@ LAYERS = [
     ("registry", {"measures"}),
     ("trec_eval", {"metrics"}),
     ("data", {"datasets"}),
-    ("analysis", {"report", "recsys", "experiments.rareness", "experiments.infotheory", "experiments"}),
+    ("analysis", {"report.model", "report.plots", "report.html", "report", "recsys", "experiments.rareness",
+                  "experiments.infotheory", "experiments"}),
     ("scale", {"scale"}),
     ("command line", {"cli"}),
 ]
@@ -121,6 +122,16 @@ def test_nothing_imports_upward():
     g = graph()
     upward = sorted((m, t) for m, ts in g.items() for t in ts if LAYER[t] > LAYER[m])
     assert upward == [], "imports of a layer above: " + ", ".join(f"{m} -> {t}" for m, t in upward)
+
+
+def test_the_report_package_is_layered():
+    "Inside the analysis layer the report has an order of its own: the model, its figures, its HTML page, the re-exports."
+    g = graph()
+    order = ["report.model", "report.plots", "report.html", "report"]
+    upward = sorted((m, t) for i, m in enumerate(order) for t in g[m] if t in order[i + 1:])
+    assert upward == [], "imports of a later part of the report: " + ", ".join(f"{m} -> {t}" for m, t in upward)
+    assert {"meta", "rpp"} <= g["report.model"]            # imported on first call, and still in the graph
+    assert {"report.model", "report.plots"} <= g["report.html"] and "report.model" in g["scale"]
 
 
 @pytest.mark.parametrize("name", sorted(set(modules()) - {"cli"}))

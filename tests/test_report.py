@@ -268,7 +268,7 @@ def test_write_report_from_runs(tmp_path):
 
 # ---- coverage, groups, intervals, topics, teams, rare documents (against brute force and scipy) ----
 
-from irinnov import report as report_mod
+from irinnov.report import html as report_html      # the writer: its names are the ones write_report calls
 from irinnov.report import (against_field, claim_output, judged_at, mean_ci, official_measures, rare_documents,
                             significance_groups, team_best, topic_summary)
 
@@ -458,19 +458,19 @@ def test_writes_are_atomic_and_never_follow_symlinks(tmp_path, rep, monkeypatch)
     first = (out / "report.html").read_text()
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []     # no staging folder, no lock left
     # an interrupted re-run leaves the previous files as they were
-    monkeypatch.setattr(report_mod, "plot_power", lambda r: (_ for _ in ()).throw(KeyboardInterrupt()))
+    monkeypatch.setattr(report_html, "plot_power", lambda r: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt): write_report(rep, out_dir=out, title="second")
     assert (out / "report.html").read_text() == first
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
     monkeypatch.undo()
     # interrupted while moving files into place: the old page is gone before any table changes, so no page disagrees
     calls = []
-    real_replace = report_mod.os.replace
+    real_replace = report_html.os.replace
     def flaky(a, b):
         calls.append(b)
         if len(calls) == 3: raise KeyboardInterrupt()
         real_replace(a, b)
-    monkeypatch.setattr(report_mod.os, "replace", flaky)
+    monkeypatch.setattr(report_html.os, "replace", flaky)
     with pytest.raises(KeyboardInterrupt): write_report(rep, out_dir=out, title="third")
     monkeypatch.undo()
     assert not (out / "report.html").exists()
@@ -482,7 +482,7 @@ def test_unusable_or_busy_output_folder(tmp_path, rep, monkeypatch):
     f = tmp_path / "file"
     f.write_text("x")
     computed = []
-    monkeypatch.setattr(report_mod, "campaign_report", lambda *a, **k: computed.append(1))
+    monkeypatch.setattr(report_html, "campaign_report", lambda *a, **k: computed.append(1))
     runs, qrels = generated()
     with pytest.raises(NotADirectoryError, match="not a directory"): write_report(runs, qrels, out_dir=f)
     assert computed == []                                                       # refused before computing
