@@ -9,88 +9,17 @@ import inspect
 import math
 import re
 import warnings
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
 
 import pandas as pd
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of
+from .names import (CUTOFFS, REGISTRY, REL, RPP_NAMES, MeasureDef, MeasureError, Param, _check, _unknown,
+                           accepted_names, declared, definition_of, measure_name, name_patterns)
 
 # %% auto #0
-__all__ = ['REL', 'CUTOFFS', 'FEW_RUNS', 'TEAM_FAMILIES', 'REGISTRY', 'MeasureError', 'Param', 'MeasureDef', 'Measure',
-           'warn_small_field', 'supports_teams', 'preferences', 'name_patterns', 'accepted_names', 'parse_measure',
-           'canonical_name', 'measure_of', 'registry_table']
-
-# %% ../nbs/06_measures.ipynb #998b2125
-class MeasureError(ValueError):
-    "An unknown or malformed measure name; the message lists the accepted names."
-
-@dataclass(frozen=True)
-class Param:
-    "One parameter of a measure, written inside the parentheses of its name."
-    name: str                # as written: `rel`, `alpha`, `p`, ...
-    type: str                # int, float, bool, or the accepted words (`zero|penalty|literal`)
-    default: object          # the value when the name omits it (the canonical name then omits it too)
-    meaning: str             # one line
-    keyword: str = ""        # the computing function's keyword it sets (empty: `name`)
-    shown: str = "value"     # how a canonical name writes it: value (`p=0.5`), flag (`graded`), always (`alpha=0.5` even at the default), prime (`P'`)
-
-    @property
-    def key(self) -> str: return self.keyword or self.name
-
-def _boolean(v: str) -> bool:
-    b = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}.get(v.lower())
-    if b is None: raise ValueError(v)
-    return b
-
-def _read(p: Param, text: str | None):
-    "A parameter's value from its text (None: a bare flag)."
-    if p.type == "bool": return True if text is None else _boolean(text)
-    if not text: raise ValueError("missing value")
-    if p.type == "int": return int(text)
-    if p.type == "float":
-        if p.name == "base" and text == "e": return math.e
-        x = float(text)
-        if not math.isfinite(x): raise ValueError(text)
-        return x
-    if text not in p.type.split("|"): raise ValueError(text)
-    return text
-
-def _show(p: Param, v) -> str | None:
-    "The text a canonical name holds for value v (None: nothing)."
-    if p.shown == "prime" or (v == p.default and p.shown != "always"): return None
-    if p.type == "bool": return (p.name if v else None) if p.shown == "flag" else f"{p.name}={int(v)}"
-    if p.name == "base" and v == math.e: return "base=e"
-    return f"{p.name}={v:g}" if isinstance(v, float) else f"{p.name}={v}"
-
-REL = Param("rel", "int", 1, "relevant means grade ≥ rel (trec_eval's `-l`)", "threshold")
-
-# %% ../nbs/06_measures.ipynb #e6ccc372
-CUTOFFS = {"": "none", "k": "@k, required", "k?": "@k, optional", "r": "@r, a recall level in [0, 1], required",
-           "g1-n?": "@g1-n (the first n relevant documents), optional"}
-
-@dataclass(frozen=True)
-class MeasureDef:
-    "A measure declared once: its canonical name, aliases, cut-off, parameters, orientation, paper and how it is computed."
-    name: str                             # canonical base as researchers write it: `P`, `AP`, `nDCG`, `P_rareness`, `U`
-    meaning: str                          # one line
-    citation: str                         # the paper (or program) that defines it
-    family: str = "classic"               # classic (trec_eval's rules), rareness, novelty, rpp, asl, ric
-    cutoff: str = ""                      # a key of CUTOFFS: what may follow `@`
-    cut_key: str = "k"                    # the keyword the cut-off sets: `k` (a rank), `recall` (IPrec), `n` (ASL's g1-n)
-    params: tuple = ()                    # Param entries
-    aliases: tuple = ()                   # other names (ir_measures', trec_eval's); every name matches in any case
-    higher_is_better: bool = True         # orientation
-    kind: str = ""                        # classic measures: irinnov.metrics' kind
-    summary: str = "mean"                 # how trec_eval sums a system up: mean, gm (geometric), sum, num_q
-    notation: str = "ir_measures"         # ir_measures: `P(rel=2)@5`; paper: `P@100_rareness(alpha=0.5, rel=2)`
-    compute: Callable | None = field(default=None, repr=False, compare=False)   # (campaign, Measure, **extra) -> score table
-
-    @property
-    def stem(self) -> str: return self.name.split("_rareness")[0] if self.family == "rareness" else self.name
-    @property
-    def suffix(self) -> str: return "_rareness" if self.family == "rareness" else ""
-    def param(self, name: str) -> Param | None: return next((p for p in self.params if p.name == name), None)
+__all__ = ['FEW_RUNS', 'TEAM_FAMILIES', 'COMPUTE', 'Measure', 'warn_small_field', 'supports_teams', 'preferences',
+           'parse_measure', 'canonical_name', 'measure_of', 'registry_table']
 
 # %% ../nbs/06_measures.ipynb #6be326c4
 @dataclass(frozen=True)
@@ -116,15 +45,8 @@ class Measure:
 
     @property
     def name(self) -> str:
-        "The canonical name: as researchers write it, defaults omitted (`P(rel=2)@5`, `AP@100_rareness(alpha=1)`)."
-        d, o = self.definition, self.opts
-        shown = [s for p in d.params if (s := _show(p, o[p.name])) is not None]
-        rel = [s for s in shown if s.startswith("rel=")]
-        shown = [s for s in shown if not s.startswith("rel=")] + rel                # rel always last
-        prime = "'" if any(p.shown == "prime" and o[p.name] for p in d.params) else ""
-        cut = "" if self.cut is None else "@" + (f"g1-{self.cut}" if d.cutoff == "g1-n?" else f"{self.cut:g}")
-        if d.notation == "ir_measures": return d.stem + (f"({','.join(shown)})" if shown else "") + cut
-        return d.stem + prime + cut + d.suffix + (f"({', '.join(shown)})" if shown else "")
+        "The canonical name (`irinnov.names.measure_name`): as researchers write it, defaults omitted (`P(rel=2)@5`)."
+        return measure_name(self.definition, self.cut, self.options)
 
     def __repr__(self) -> str: return f"Measure({self.name!r}, family={self.family!r})"
 
@@ -138,7 +60,7 @@ class Measure:
         c = campaign_of(runs, qrels, what=f"Measure({self.name!r})")
         if warn: warn_small_field([self], len(c.systems))
         use = teams is not None and self.family in TEAM_FAMILIES and supports_teams(self.family)
-        table = self.definition.compute(c, self, **({"teams": teams} if use else {}))
+        table = COMPUTE[self.family](c, self, **({"teams": teams} if use else {}))
         table.attrs.update(measure=self.name, higher_is_better=self.higher_is_better)
         return table
 
@@ -179,7 +101,7 @@ def _novelty(c, m: Measure, **teams) -> pd.DataFrame:
     return novelty.utility(c, k=m.cut, base=o["base"], log0=o["log0"], leave_one_out=o["loo"],
                            threshold=o["rel"], **teams)
 
-_WEIGHTING = {"RPP": "uniform", "dcgRPP": "dcg", "invRPP": "inverse"}
+_WEIGHTING = {n: w for w, n in RPP_NAMES.items()}            # RPP, dcgRPP, invRPP -> recall-level weighting
 
 def preferences(m: Measure, # an RPP measure (RPP, dcgRPP, invRPP)
                 c, # a Campaign
@@ -212,155 +134,32 @@ def _diversity(c, m: Measure, **_) -> pd.DataFrame:
     if m.definition.cutoff: kw["k"] = m.cut
     return fn(c, **kw)
 
-# %% ../nbs/06_measures.ipynb #7836d969
-_TE = "trec_eval (C. Buckley, NIST)"
-_IRM = "ir_measures (S. MacAvaney, C. Macdonald & I. Ounis, ECIR 2022)"
-_TLK = "M. D. Türkmen, M. Lease & M. Kutlu, New metrics to encourage innovation and diversity in IR approaches, ECIR 2023"
-
-def _classic_def(name, meaning, citation, kind=None, **kw) -> MeasureDef:
-    return MeasureDef(name, meaning, citation, kind=kind or name, compute=_classic, **kw)
-
-_GRADED = Param("graded", "bool", True, "one population per grade level (0: grade ≥ rel only)", shown="value")
-
-REGISTRY: dict = {d.name: d for d in [
-    _classic_def("P", "precision: relevant documents in the top k, over k", _TE, cutoff="k", params=(REL,),
-                 aliases=("prec", "precision")),
-    _classic_def("R", "recall: relevant documents in the top k, over all R relevant ones", _TE, cutoff="k",
-                 params=(REL,), aliases=("recall",)),
-    _classic_def("AP", "average precision (divided by R); @k: over the top k (trec_eval's map_cut)", _TE, cutoff="k?",
-                 params=(REL,), aliases=("map", "map_cut")),
-    _classic_def("nDCG", "normalised discounted cumulative gain, gain = grade, discount 1/log2(rank + 1); @k: ndcg_cut",
-                 "K. Järvelin & J. Kekäläinen, Cumulated gain-based evaluation of IR techniques, TOIS 2002",
-                 cutoff="k?", params=(Param("dcg", "log2|exp-log2", "log2", "gain = grade (log2) or 2^grade − 1 (exp-log2, gdeval)"),),
-                 aliases=("ndcg_cut",)),
-    _classic_def("RR", "reciprocal rank of the first relevant document; @k: within the top k", _TE, cutoff="k?",
-                 params=(REL,), aliases=("mrr", "recip_rank")),
-    _classic_def("R-prec", "precision at rank R, the topic's number of relevant documents", _TE, params=(REL,),
-                 aliases=("Rprec", "r_prec")),
-    _classic_def("bpref", "relevant documents ranked above judged non-relevant ones",
-                 "C. Buckley & E. M. Voorhees, Retrieval evaluation with incomplete information, SIGIR 2004",
-                 params=(REL,), aliases=()),
-    _classic_def("RBP", "rank-biased precision (1 − p) Σ rel(r) p^(r−1), no residual",
-                 "A. Moffat & J. Zobel, Rank-biased precision for measurement of retrieval effectiveness, TOIS 2008",
-                 params=(Param("p", "float", 0.8, "persistence: the chance of reading on", shown="always"),
-                         Param("graded", "bool", False, "gain grade / top grade instead of 0/1", shown="flag"), REL),
-                 aliases=()),
-    _classic_def("ERR", "expected reciprocal rank, stop probability (2^g − 1)/2^4 (gdeval); @k: within the top k",
-                 "O. Chapelle, D. Metzler, Y. Zhang & P. Grinspan, Expected reciprocal rank for graded relevance, CIKM 2009",
-                 cutoff="k?", aliases=()),
-    _classic_def("infAP", "AP estimated from a sampled pool (a negative grade: pooled, not judged)",
-                 "E. Yilmaz & J. A. Aslam, Estimating average precision with incomplete and imperfect judgments, CIKM 2006",
-                 params=(REL,), aliases=()),
-    _classic_def("GAP", "graded average precision: AP over the user's random relevance threshold",
-                 "S. Robertson, E. Kanoulas & E. Yilmaz, Extending average precision to graded relevance judgments, SIGIR 2010",
-                 cutoff="k?", aliases=()),
-    _classic_def("Judged", "share of the top k holding a judged document", _IRM, cutoff="k",
-                 aliases=()),
-    _classic_def("Success", "1 if a relevant document is in the top k", _TE, cutoff="k",
-                 params=(REL,), aliases=()),
-    _classic_def("IPrec", "interpolated precision at recall level r (trec_eval's iprec_at_recall)", _TE, cutoff="r",
-                 cut_key="recall", params=(REL,), aliases=("iprec_at_recall",)),
-    _classic_def("SetP", "precision of the whole list as a set", _TE, params=(REL,), aliases=("set_P",)),
-    _classic_def("SetR", "recall of the whole list as a set", _TE, params=(REL,), aliases=("set_recall",)),
-    _classic_def("SetF", "F-measure of SetP and SetR", _TE,
-                 params=(Param("beta", "float", 1.0, "weight of recall against precision"), REL),
-                 aliases=("set_F",)),
-    _classic_def("NumQ", "number of topics", _TE, kind="num_q", summary="num_q", aliases=("num_q",)),
-    _classic_def("NumRet", "documents retrieved (NumRet(rel=k) is NumRelRet)", _TE, kind="num_ret", summary="sum",
-                 aliases=("num_ret",)),
-    _classic_def("NumRel", "relevant documents in the qrels", _TE, kind="num_rel", summary="sum", params=(REL,),
-                 aliases=("num_rel",)),
-    _classic_def("NumRelRet", "relevant documents retrieved", _TE, kind="num_rel_ret", summary="sum", params=(REL,),
-                 aliases=("num_rel_ret",)),
-    _classic_def("num_nonrel_judged_ret", "judged non-relevant documents retrieved", _TE, summary="sum",
-                 params=(REL,)),
-    _classic_def("gm_map", "geometric mean of AP over the topics (each floored at 10⁻⁵)", _TE, summary="gm",
-                 params=(REL,)),
-    _classic_def("gm_bpref", "geometric mean of bpref over the topics (each floored at 10⁻⁵)", _TE, summary="gm",
-                 params=(REL,)),
-    _classic_def("relative_P", "relevant documents in the top k over min(k, R)", _TE, cutoff="k", params=(REL,)),
-    _classic_def("set_relative_P", "relevant documents retrieved over min(list length, R)", _TE, params=(REL,)),
-    _classic_def("set_map", "SetP × SetR", _TE, params=(REL,)),
-    MeasureDef("P_rareness", "P@k plus α × the rarity of the relevant documents found (P': normalised, α ≤ 1)", _TLK,
-               family="rareness", notation="paper", cutoff="k", compute=_rareness,
-               params=(Param("alpha", "float", 0.5, "weight α of the rarity bonus", shown="always"),
-                       Param("normalized", "bool", False, "P'@k_R: (1 − α)P@k + αρ' (written P')", shown="prime"), REL),
-               ),
-    MeasureDef("AP_rareness", "AP@k plus α × the rarity of the relevant documents found (AP': normalised, α ≤ 1)", _TLK,
-               family="rareness", notation="paper", cutoff="k?", compute=_rareness,
-               params=(Param("alpha", "float", 0.5, "weight α of the rarity bonus", shown="always"),
-                       Param("normalized", "bool", False, "AP'@k_R (written AP')", shown="prime"), REL),
-               ),
-    MeasureDef("U", "novelty utility: what a run adds for a reader of the other runs (@N: the top N)",
-               "A. Fujii & T. Ishikawa, A novelty-based evaluation method for information retrieval, LREC 2000",
-               family="novelty", notation="paper", cutoff="k?", compute=_novelty,
-               params=(Param("base", "float", 2.0, "base of the logarithm (e: nats)"),
-                       Param("log0", "zero|penalty|literal", "zero", "a relevant document the run missed"),
-                       Param("loo", "bool", True, "the background is the other runs (0: all runs)", "leave_one_out"),
-                       REL),
-               aliases=("u_novelty",)),
-    *(MeasureDef(n, f"recall-paired preference, win rate against the other runs ({w} recall-level weights)",
-                 "F. Diaz & A. Ferraro, Offline retrieval evaluation without evaluation metrics, SIGIR 2022",
-                 family="rpp", notation="paper", compute=_rpp, params=(_GRADED, REL))
-      for n, w in _WEIGHTING.items()),
-    MeasureDef("ASL", "atomized search length: non-relevant documents above each relevant one, plus one, averaged",
-               "J. Alex, K. Hall & D. Metzler, Atomized search length: beyond user models, arXiv:2201.01745, 2022",
-               family="asl", notation="paper", cutoff="g1-n?", cut_key="n", higher_is_better=False, compute=_asl,
-               params=(Param("pad", "int", None, "rank given to the relevant documents a run misses (None: its length + 1)",
-                             "pad_to"), REL),
-               ),
-    MeasureDef("RIC", "relevance information correlation: mutual information between run and judgments, in bits",
-               "P. B. Golbus & J. A. Aslam, A mutual information-based framework for the analysis of IR systems, SIGIR 2013",
-               family="ric", notation="paper", cutoff="k?", compute=_ric, params=(_GRADED, REL),
-               ),
-    # diversity (intent-aware) measures, as the Web track's ndeval computes them; they need subtopic qrels
-    MeasureDef("alpha-nDCG", "α-nDCG: nDCG whose gain decays by (1 − α) each time a subtopic is seen again",
-               "C. L. A. Clarke et al., Novelty and diversity in information retrieval evaluation, SIGIR 2008",
-               family="diversity", cutoff="k", compute=_diversity, aliases=("alpha_nDCG",),
-               params=(Param("alpha", "float", 0.5, "redundancy penalty α"), REL)),
-    MeasureDef("ERR-IA", "intent-aware expected reciprocal rank, averaged over the subtopics (ndeval's ERR-IA)",
-               "O. Chapelle, S. Ji, C. Liao, E. Velipasaoglu, L. Lai & S.-L. Wu, Intent-based diversification of web search results, IRJ 2011",
-               family="diversity", cutoff="k", compute=_diversity, aliases=("ERR_IA",),
-               params=(Param("alpha", "float", 0.5, "stopping probability α"), REL)),
-    MeasureDef("NRBP", "novelty- and rank-biased precision over the whole list",
-               "C. L. A. Clarke, M. Kolla & O. Vechtomova, An effectiveness measure for ambiguous and underspecified queries, ICTIR 2009",
-               family="diversity", compute=_diversity, aliases=(),
-               params=(Param("alpha", "float", 0.5, "redundancy penalty α"), Param("beta", "float", 0.5, "patience β"), REL)),
-    MeasureDef("MAP-IA", "intent-aware MAP: AP per subtopic with a relevant document, averaged over the subtopics",
-               "R. Agrawal, S. Gollapudi, A. Halverson & S. Ieong, Diversifying search results, WSDM 2009",
-               family="diversity", compute=_diversity, aliases=("MAP_IA",), params=(REL,)),
-    MeasureDef("P-IA", "intent-aware precision: relevant (document, subtopic) pairs in the top k over k × subtopics",
-               "R. Agrawal, S. Gollapudi, A. Halverson & S. Ieong, Diversifying search results, WSDM 2009",
-               family="diversity", cutoff="k", compute=_diversity, aliases=("P_IA",), params=(REL,)),
-    MeasureDef("S-recall", "subtopic recall: the share of a topic's subtopics covered by the top k",
-               "C. Zhai, W. W. Cohen & J. Lafferty, Beyond independent relevance, SIGIR 2003",
-               family="diversity", cutoff="k", compute=_diversity, aliases=("strec", "I-rec", "subtopic_recall"),
-               params=(REL,)),
-]}
+COMPUTE = {"classic": _classic, "rareness": _rareness, "novelty": _novelty, "rpp": _rpp, "asl": _asl, "ric": _ric,
+           "diversity": _diversity}                    # family -> (campaign, Measure, **teams) -> score table
 
 # %% ../nbs/06_measures.ipynb #a1a112cd
-_ALIASES = {a.lower(): d for d in REGISTRY.values() for a in (d.name, *d.aliases)}
+def _boolean(v: str) -> bool:
+    b = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}.get(v.lower())
+    if b is None: raise ValueError(v)
+    return b
+
+def _read(p: Param, text: str | None):
+    "A parameter's value from its text (None: a bare flag)."
+    if p.type == "bool": return True if text is None else _boolean(text)
+    if not text: raise ValueError("missing value")
+    if p.type == "int": return int(text)
+    if p.type == "float":
+        if p.name == "base" and text == "e": return math.e
+        x = float(text)
+        if not math.isfinite(x): raise ValueError(text)
+        return x
+    if text not in p.type.split("|"): raise ValueError(text)
+    return text
+
 _NUM = r"g1-\d+|\d+(?:\.\d*)?|\.\d+"
 _NAME = re.compile(rf"^(?P<base>[A-Za-z0-9][A-Za-z0-9\-]*?(?:_[A-Za-z][A-Za-z0-9\-]*?)*?)(?P<prime>')?"
                    rf"(?:[@_.](?P<k1>{_NUM}))?(?:_(?P<suffix>rareness|novelty))?(?:@(?P<k2>{_NUM}))?"
                    rf"(?:\((?P<args>[^()]*)\))?(?:[@_.](?P<k3>{_NUM}))?$")
-
-def name_patterns(d: MeasureDef, # a declaration of the registry
-                 ) -> list:
-    "How the accepted-names list writes a definition: `P@k`, `AP` and `AP@k`, `P_rareness@k(alpha=a)`, `ASL@g1-n`."
-    cut = {"": [""], "k": ["@k"], "k?": ["", "@k"], "r": ["@r"], "g1-n?": ["", "@g1-n"]}[d.cutoff]
-    if d.family == "rareness": return [f"{d.stem}{d.suffix}@k(alpha=a)"]
-    return [d.stem + c for c in cut]
-
-def accepted_names() -> str:
-    "Every accepted measure name and alias, generated from the registry (the text of an unknown name's error)."
-    known = ", ".join(p for d in REGISTRY.values() for p in name_patterns(d))
-    aliases = ", ".join(a for d in REGISTRY.values() for a in d.aliases)
-    return (f"known measures: {known} (k, n, a, r are numbers; options in parentheses, e.g. P(rel=2)@10, "
-            f"RBP(p=0.5), ASL(pad=1000), RIC(graded=0), U(log0=penalty)); aliases (any case): {aliases}")
-
-def _unknown(name: str) -> MeasureError:
-    return MeasureError(f"unknown measure {name!r}; {accepted_names()}")
 
 def _cut(d: MeasureDef, name: str, k: str | None):
     "The cut-off's value, checked against the definition."
@@ -393,8 +192,8 @@ def parse_measure(name: str, # a measure's name, as researchers write it or an a
     m = _NAME.match(text)
     if not m: raise _unknown(name)
     g = m.groupdict()
-    d = _ALIASES.get(g["base"].lower() + (f"_{g['suffix'].lower()}" if g["suffix"] else ""))
-    if d is None: raise _unknown(name)
+    try: d = definition_of(g["base"] + (f"_{g['suffix']}" if g["suffix"] else ""), tables=False)
+    except MeasureError: raise _unknown(name) from None
     if g["prime"] and d.family != "rareness": raise _unknown(name)
     cuts = [k for k in (g["k1"], g["k2"], g["k3"]) if k is not None]
     if len(cuts) > 1: raise MeasureError(f"measure {name!r} has two cutoffs")
@@ -416,18 +215,6 @@ def parse_measure(name: str, # a measure's name, as researchers write it or an a
     _check(d, name, opts)
     return Measure(d, cut, tuple(opts.items()))
 
-def _check(d: MeasureDef, name: str, o: dict):
-    "Ranges the parameters must be in."
-    if "rel" in o and (isinstance(o["rel"], bool) or not isinstance(o["rel"], int)):
-        raise MeasureError(f"measure {name!r}: rel must be an integer grade")
-    if d.name == "RBP" and not 0 < o["p"] < 1: raise MeasureError(f"measure {name!r}: p must be in (0, 1)")
-    if d.family == "rareness":
-        if o["alpha"] < 0: raise MeasureError(f"measure {name!r}: alpha must be ≥ 0")
-        if o["normalized"] and o["alpha"] > 1: raise MeasureError(f"measure {name!r}: alpha must be in [0, 1] when normalized")
-    if d.name == "U" and o["base"] <= 1: raise MeasureError(f"measure {name!r}: base must be > 1")
-    if d.name == "ASL" and o["pad"] is not None and o["pad"] < 1: raise MeasureError(f"measure {name!r}: pad must be ≥ 1")
-    if d.name == "SetF" and o["beta"] < 0: raise MeasureError(f"measure {name!r}: beta must be ≥ 0")
-
 def canonical_name(name: str, # any accepted name or alias
                    *,
                    threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
@@ -438,29 +225,12 @@ def canonical_name(name: str, # any accepted name or alias
 # %% ../nbs/06_measures.ipynb #160cd273
 def measure_of(base: str, # a declaration's name or alias (`AP`, `P`, `P_rareness`, `U`, `ASL`)
                cut=None, # the cut-off (`@k`; ASL: the n of `@g1-n`; IPrec: the recall level), or None
-               *,
+               /, *,
                threshold: int = 1, # the relevance level unless `rel` is given (trec_eval's -l)
                **params, # the declaration's parameters by name (`alpha=1`, `pad=1000`, `graded=False`, `rel=2`)
               ) -> Measure:
     "The Measure of a declaration with its cut-off and parameters, built as an object and checked as a parsed name is."
-    d = _ALIASES.get(str(base).lower())
-    if d is None: raise _unknown(str(base))
-    label = d.name + ("" if cut is None else f"@{cut}")
-    if cut is None and d.cutoff in ("k", "r"): raise MeasureError(f"measure {label!r} needs a cutoff")
-    if cut is not None:
-        if d.cutoff == "": raise MeasureError(f"measure {label!r}: {d.name} takes no cutoff")
-        if d.cutoff == "r":
-            if not 0 <= cut <= 1: raise MeasureError(f"measure {label!r}: the recall level is in [0, 1]")
-        elif isinstance(cut, bool) or int(cut) != cut or cut < 1:
-            raise MeasureError(f"measure {label!r}: the cutoff must be an integer ≥ 1")
-        else: cut = int(cut)
-    unknown = [k for k in params if d.param(k) is None]
-    if unknown:
-        takes = ", ".join(p.name for p in d.params) or "no parameters"
-        raise MeasureError(f"unknown parameter {unknown[0]!r} in measure {label!r}; {d.name} takes {takes}")
-    opts = {p.name: params.get(p.name, threshold if p is REL else p.default) for p in d.params}
-    _check(d, label, opts)
-    return Measure(d, cut, tuple(opts.items()))
+    return Measure(*declared(definition_of(base, tables=False), cut, threshold=threshold, **params))
 
 # %% ../nbs/06_measures.ipynb #fb7da2c2
 def registry_table() -> pd.DataFrame:

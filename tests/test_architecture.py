@@ -10,6 +10,7 @@ PKG = Path(__file__).resolve().parents[1] / "irinnov"
 # The layers, bottom up: a module may import its own layer or the layers below it, never one above.
 LAYERS = [
     ("core", {"trec", "conventions"}),
+    ("names", {"names"}),
     ("kernels", {"classic", "gap", "meta", "rareness", "novelty", "rpp", "asl", "infotheory", "diversity", "fusion"}),
     ("registry", {"measures"}),
     ("trec_eval", {"metrics"}),
@@ -95,6 +96,7 @@ def test_the_graph_is_read():
     "The reader finds the imports it must (a broken reader would make the other tests pass vacuously)."
     g = graph()
     assert "trec" in g["conventions"] and "measures" in g["metrics"] and "classic" in g["measures"]
+    assert {"names"} <= g["classic"] & g["rareness"] & g["measures"]
     assert {"measures", "metrics", "report"} <= g["cli"]
     assert sum(map(len, g.values())) > 40
 
