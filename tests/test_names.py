@@ -112,7 +112,7 @@ def test_no_other_module_writes_a_measure_name():
                 for a, b in zip(parts, parts[1:] + [None]):
                     text = a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else ""
                     if "_rareness(" in text or (isinstance(b, ast.FormattedValue) and text.endswith(
-                            ("rel=", "graded=", "signed=", "pad=", "user=", "alpha=", "base=", "loo="))):
+                            ("rel=", "graded=", "signed=", "pad=", "user=", "base=", "loo="))):
                         bad.append(f"{mod}:{node.lineno}: {text!r}")
     assert bad == [], "measure names written outside irinnov.names: " + "; ".join(bad)
 
