@@ -14,6 +14,7 @@ import pandas as pd
 
 from .conventions import (DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_cutoff, check_threshold, judgment_keys,
                           kendall_tau_b, paired_t_pvalues)
+from .names import name_of
 from .core.campaign import Campaign
 
 # %% auto #0
@@ -57,11 +58,6 @@ def _core(runs, qrels, threshold: int, pad_to, what: str) -> _Core:
         irrel = np.where(lengths > 0, lengths - k, D_q[None, :])   # a missing ranking: D_q non-relevant documents
     n_q = c.n_relevant(threshold)
     return _Core(c, rel, cum, n_q, k.astype(np.int64), irrel.astype(np.int64), n_q > 0)
-
-def _name(base: str, threshold: int, pad_to) -> str:
-    "The table's name as researchers write it (as `irinnov.report.parse_measure` prints it): options only when not the default."
-    opts = ([f"pad={pad_to}"] if pad_to else []) + ([f"rel={threshold}"] if threshold != 1 else [])
-    return base + (f"({', '.join(opts)})" if opts else "")
 
 def _warn_zero(core: _Core):
     z = core.zero_pairs()
@@ -138,7 +134,7 @@ def asl(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
     n = check_cutoff(n, arg="n", optional=True)
     core = _core(runs, qrels, threshold, pad_to, "asl")
     _warn_zero(core)
-    name = _name("ASL" if n is None else f"ASL@g1-{n}", threshold, pad_to)
+    name = name_of("ASL", n, pad=pad_to, rel=threshold)
     return core.c.score_table(_asl_values(core, n), name, threshold, higher_is_better=False, pad_to=pad_to)
 
 # %% ../nbs/13_asl.ipynb #b94a2c49
@@ -155,7 +151,7 @@ def needed_depth(runs: RunsLike,              # a Campaign, or runs (with `qrels
     m = np.minimum(n, core.n_q)[None, :]
     at_m = np.where(core.rel & (core.cum == m[:, :, None]), core.asl_d, 0).sum(axis=2)
     val = np.where(core.k >= m, at_m, core.irrel_q) + m - 1
-    return core.c.score_table(val, _name(f"depth@g1-{n}", threshold, pad_to), threshold, higher_is_better=False,
+    return core.c.score_table(val, name_of("depth", n, pad=pad_to, rel=threshold), threshold, higher_is_better=False,
                               pad_to=pad_to)
 
 # %% ../nbs/13_asl.ipynb #2c0ca04d

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_threshold, check_trec_eval_version
+from .names import name_of
 from .core.read import read_qrels, read_runs
 from .core.arrays import NO_GRADE
 from .core.campaign import Campaign
@@ -27,12 +28,6 @@ def _check_k(k, what: str = "k") -> int:
     if k is None or isinstance(k, bool) or int(k) != k or k < 1:
         raise ValueError(f"{what} must be an integer ≥ 1, not {k!r}")
     return int(k)
-
-def _name(base: str, threshold: int = 1, k=None, **params) -> str:
-    "A measure's name as people write it: `P@10`, `P(rel=2)@5`, `RBP(p=0.5)`."
-    args = [f"{n}={v:g}" if isinstance(v, float) else (n if v is True else f"{n}={v}")
-            for n, v in params.items() if v is not False] + ([f"rel={threshold}"] if threshold != 1 else [])
-    return base + (f"({','.join(args)})" if args else "") + (f"@{k}" if k is not None else "")
 
 def _top(c: Campaign, k: int | None, threshold: int) -> np.ndarray:
     "Relevance (S, Q, k) of the top k of every list (all of it with k=None)."
@@ -56,7 +51,7 @@ def precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
              ) -> pd.DataFrame:
     "Precision at k (trec_eval `P_k`): relevant documents in the top k, divided by k."
     c, k, threshold = prepare(runs, qrels, ragged=True), _check_k(k), check_threshold(threshold)
-    return c.score_table(c.per_list(lambda c: _top(c, k, threshold).sum(2) / k), _name("P", threshold, k),
+    return c.score_table(c.per_list(lambda c: _top(c, k, threshold).sum(2) / k), name_of("P", k, rel=threshold),
                          all_topics=True)
 
 def recall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -68,7 +63,7 @@ def recall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     "Recall at k (trec_eval `recall_k`): relevant documents in the top k over all R relevant documents."
     c, k, threshold = prepare(runs, qrels, ragged=True), _check_k(k), check_threshold(threshold)
     return c.score_table(c.per_list(lambda c: _per(_top(c, k, threshold).sum(2), c.n_relevant(threshold))),
-                         _name("R", threshold, k), all_topics=True)
+                         name_of("R", k, rel=threshold), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #9d5fcf8f
 def average_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -84,7 +79,7 @@ def average_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         rel = _top(c, depth, threshold)
         prec = np.cumsum(rel, 2, dtype=np.int32) / np.arange(1, rel.shape[2] + 1)
         return _per(np.where(rel, prec, 0.0).sum(2), c.n_relevant(threshold))
-    return c.score_table(c.per_list(ap), _name("AP", threshold, depth), all_topics=True)
+    return c.score_table(c.per_list(ap), name_of("AP", depth, rel=threshold), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #0c5d5b0f
 def reciprocal_rank(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -97,7 +92,7 @@ def reciprocal_rank(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     def rr(c):
         rel = c.grades >= threshold
         return np.where(rel.any(2), 1.0 / (rel.argmax(2) + 1), 0.0)
-    return c.score_table(c.per_list(rr), _name("RR", threshold), all_topics=True)
+    return c.score_table(c.per_list(rr), name_of("RR", rel=threshold), all_topics=True)
 
 def r_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                 qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
@@ -112,7 +107,7 @@ def r_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         cum = np.concatenate([np.zeros(rel.shape[:2] + (1,), np.int32), np.cumsum(rel, 2, dtype=np.int32)], 2)
         at = np.broadcast_to(np.minimum(R, rel.shape[2])[None, :, None], rel.shape[:2] + (1,))
         return _per(np.take_along_axis(cum, at, 2)[:, :, 0], R)
-    return c.score_table(c.per_list(rprec), _name("R-prec", threshold), all_topics=True)
+    return c.score_table(c.per_list(rprec), name_of("R-prec", rel=threshold), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #41bef163
 def rbp(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -130,7 +125,7 @@ def rbp(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         w = (1 - p) * p ** np.arange(c.depth)
         gain = np.where(c.grades > 0, c.grades, 0) / top if graded else (c.grades >= threshold).astype(np.float64)
         return _rank_sum(gain * w)
-    return c.score_table(c.per_list(val), _name("RBP", threshold, p=float(p), graded=graded), all_topics=True)
+    return c.score_table(c.per_list(val), name_of("RBP", p=float(p), graded=bool(graded), rel=threshold), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #e14ce15b
 def _ideal_gains(c: Campaign, depth: int) -> np.ndarray:
@@ -177,7 +172,7 @@ def ndcg(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         n = n if k is None else min(n, k)
         idcg = _rank_sum(_ideal_gains(c, n) * (1.0 / np.log2(np.arange(2, n + 2))))
         return _per(dcg, idcg)
-    return c.score_table(c.per_list(val), "nDCG" + (f"@{k}" if k is not None else ""), all_topics=True)
+    return c.score_table(c.per_list(val), name_of("nDCG", k), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #baa5bd3e
 def bpref(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -196,7 +191,7 @@ def bpref(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         den = np.broadcast_to(np.minimum(N, R)[None, :, None], above.shape)
         frac = np.divide(np.minimum(above, R[None, :, None]), den, out=np.zeros(above.shape), where=den > 0)
         return _per(np.where(gr >= threshold, 1.0 - frac, 0.0).sum(2), R)
-    return c.score_table(c.per_list(val), _name("bpref", threshold), all_topics=True)
+    return c.score_table(c.per_list(val), name_of("bpref", rel=threshold), all_topics=True)
 
 # %% ../nbs/02_metrics.ipynb #83ed9f3e
 MIN_GEO_MEAN = 1e-5        # trec_eval's floor for a topic's value in geometric means (gm_map, gm_bpref)

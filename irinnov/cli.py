@@ -245,7 +245,7 @@ def against_command(args, # the parsed command line
     from irinnov.core.read import read_runs
     opts = options_of(args)
     names = split_measures(args.measure) if args.measure else None
-    specs = [parse_measure(m, threshold=opts.threshold).name for m in names] if names else None   # errors before reading
+    specs = [parse_measure(m, threshold=opts.threshold) for m in names] if names else None   # errors before reading
     paths = [p for p in ([getattr(args, "qrels", None)] if getattr(args, "qrels", None) else []) + list(args.runs)]
     if not paths: raise CliError("--against needs at least one RUN", 2)
     runs = read_runs(run_paths(paths), tag=getattr(args, "tag", False))

@@ -22,6 +22,7 @@ from typing import Callable
 
 import pandas as pd
 
+from .names import name_of
 from .core.read import progress as _progress, read_qrels, read_run, read_runs, system_name
 from .core.campaign import Campaign
 from .core.encode import prepare
@@ -623,13 +624,13 @@ def _dl_files(year: int, sources: dict | None = None) -> list:
 _K = (10, 100, 1000)
 def _dl_block(summary: str, threshold: int, zeroed: bool) -> dict:
     "{(summary, trec_eval measure): (irinnov measure, nDCG on qrels with grades below `threshold` read as 0?)}"
-    t = f"(rel={threshold})" if threshold != 1 else ""
-    out = {(summary, "map"): (f"AP{t}", False), (summary, "bpref"): (f"bpref{t}", False),
-           (summary, "recip_rank"): (f"RR{t}", False)}
-    out |= {(summary, f"P_{k}"): (f"P{t}@{k}", False) for k in _K}
-    out |= {(summary, f"recall_{k}"): (f"R{t}@{k}", False) for k in _K}
-    out[(summary, "ndcg")] = ("nDCG", zeroed)
-    return out | {(summary, f"ndcg_cut_{k}"): (f"nDCG@{k}", zeroed) for k in _K}
+    at = lambda base, k=None: name_of(base, k, rel=threshold)
+    out = {(summary, "map"): (at("AP"), False), (summary, "bpref"): (at("bpref"), False),
+           (summary, "recip_rank"): (at("RR"), False)}
+    out |= {(summary, f"P_{k}"): (at("P", k), False) for k in _K}
+    out |= {(summary, f"recall_{k}"): (at("R", k), False) for k in _K}
+    out[(summary, "ndcg")] = (name_of("nDCG"), zeroed)
+    return out | {(summary, f"ndcg_cut_{k}"): (name_of("nDCG", k), zeroed) for k in _K}
 
 # %% ../nbs/01_datasets.ipynb #df644d41
 register(DatasetInfo(

@@ -15,6 +15,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_depth, check_threshold, judgment_keys, round_significant
+from .names import name_of
 from .core.arrays import NO_GRADE
 from .core.campaign import Campaign
 from . import meta
@@ -229,11 +230,6 @@ def _ric_from_counts(c, d, N) -> np.ndarray:
     ok = (nd > 0) & (N > 0)
     return np.where(ok, nd / np.where(ok, N, 1) * (1 - _hb(c / np.where(ok, nd, 1))), 0.0)
 
-def _measure(name: str, depth, graded: bool, threshold: int = 1, signed: bool = False) -> str:
-    "The table's name as researchers write it (as `irinnov.report.parse_measure` prints it): options only when not the default."
-    opts = (["graded=0"] if not graded else []) + ([f"rel={threshold}"] if threshold != 1 else []) + (["signed=1"] if signed else [])
-    return name + ("" if depth is None else f"@{depth}") + (f"({', '.join(opts)})" if opts else "")
-
 # %% ../nbs/14_infotheory.ipynb #14516895
 def ric(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
         qrels: QrelsLike = None,      # the qrels, when `runs` is not a Campaign
@@ -252,7 +248,7 @@ def ric(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
     if signed: v = np.sign(cc - dd) * v
     df = pd.DataFrame(v[:, cols], index=pd.Index(c.systems.astype(str), name="system"),
                       columns=pd.Index(c.topics[cols].astype(str), name="query"))
-    df.attrs.update(measure=_measure("RIC", depth, graded, threshold, signed), higher_is_better=True,
+    df.attrs.update(measure=name_of("signed RIC", depth, graded=bool(graded), rel=threshold, signed=bool(signed)), higher_is_better=True,
                     threshold=threshold)
     return df
 
@@ -322,7 +318,7 @@ def joint_ric(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
     ev = _topics(c, sp, threshold)
     vals = [_joint_mi(*sp.split(idx, q), int(sp.N[q])) for q in ev]
     out = pd.Series(np.minimum(vals, 1.0), index=pd.Index(c.topics[ev].astype(str), name="query"),
-                    name=_measure("joint RIC", depth, graded, threshold))
+                    name=name_of("joint RIC", depth, graded=bool(graded), rel=threshold))
     out.attrs.update(measure=out.name, higher_is_better=True, threshold=threshold)
     return out
 
@@ -386,7 +382,7 @@ def information_differences(runs: RunsLike,             # a Campaign, or runs (w
         out[:, k] = np.where((idv < 0) & (idv > -1e-12), 0.0, idv)      # rounding noise of identical runs
     index = pd.MultiIndex.from_arrays([[str(p[0]) for p in pairs], [str(p[1]) for p in pairs]], names=["a", "b"])
     df = pd.DataFrame(out, index=index, columns=pd.Index(c.topics[ev].astype(str), name="query"))
-    df.attrs.update(measure=_measure("ID", depth, graded, threshold), higher_is_better=True, threshold=threshold)
+    df.attrs.update(measure=name_of("ID", depth, graded=bool(graded), rel=threshold), higher_is_better=True, threshold=threshold)
     return df
 
 def information_difference(runs: RunsLike,             # a Campaign, or runs (with `qrels`)

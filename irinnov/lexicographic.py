@@ -11,6 +11,7 @@ import pandas as pd
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, check_choice
 from .rpp import _campaign, _iter_populations, _prefs_frame
 from .core.campaign import Campaign
+from .names import name_of
 
 # %% auto #0
 __all__ = ['MEASURES', 'lexicographic', 'lexiprecision', 'lexirecall']
@@ -40,9 +41,6 @@ def lexicographic(fa: np.ndarray, # a's sorted positions f^a_1 ≤ … ≤ f^a_m
 
 # %% ../nbs/19_lexicographic.ipynb #ecb75e5b
 #| code-fold: true
-def _name(base: str, threshold: int) -> str:
-    return base + (f"(rel={threshold})" if threshold != 1 else "")
-
 def _ranks(F: np.ndarray, reverse: bool) -> np.ndarray:
     "Dense rank of each row of F (S, m) in the lexicographic order of its levels (reverse: the last level first); equal rows share a rank."
     order = np.lexsort(F.T if reverse else F.T[::-1])           # lexsort's last key is the primary one
@@ -73,7 +71,7 @@ def lexiprecision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     "Lexiprecision for every ordered pair of systems and every topic: rows (a, b), columns topics, values in {−1, 0, 1} (Diaz 2023)."
     c = _campaign(runs, qrels, threshold, depth, "lexiprecision")
     qis, P = _tensor(c, threshold, reverse=False)
-    return _prefs_frame(c, qis, P, _name("lexiprecision", threshold))
+    return _prefs_frame(c, qis, P, name_of("lexiprecision", threshold=threshold))
 
 # %% ../nbs/19_lexicographic.ipynb #0324e809
 def lexirecall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -85,4 +83,4 @@ def lexirecall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     "Lexirecall for every ordered pair of systems and every topic: rows (a, b), columns topics, values in {−1, 0, 1} (Diaz, Ekstrand & Mitra 2025)."
     c = _campaign(runs, qrels, threshold, depth, "lexirecall")
     qis, P = _tensor(c, threshold, reverse=True)
-    return _prefs_frame(c, qis, P, _name("lexirecall", threshold))
+    return _prefs_frame(c, qis, P, name_of("lexirecall", threshold=threshold))

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_choice, check_cutoff, check_depth, check_threshold, judgment_keys
+from .names import name_of
 from .core.campaign import Campaign
 
 # %% auto #0
@@ -77,9 +78,6 @@ def _topic_sums(U: np.ndarray, tq: np.ndarray, Q: int) -> np.ndarray:
             out[:, tq[starts]] = np.add.reduceat(U, starts, axis=1)
     return out
 
-def _base_name(base) -> str:
-    return "e" if base == math.e else f"{base:g}"
-
 # %% ../nbs/11_novelty.ipynb #e434233f
 def utility_name(*,
                  k: int | None = None, # the measure's cut-off N (None: the longest list)
@@ -88,10 +86,8 @@ def utility_name(*,
                  leave_one_out: bool = True, # the background (shown as loo=0 when False)
                  threshold: int = 1, # the relevance level (shown as rel= when not 1)
                 ) -> str:
-    "The canonical name of a utility table: `U`, `U@10`, `U(base=e)`, `U@100(log0=penalty, loo=0, rel=2)`."
-    opts = {**({"base": _base_name(base)} if base != 2 else {}), **({"log0": log0} if log0 != "zero" else {}),
-            **({"loo": 0} if not leave_one_out else {}), **({"rel": threshold} if threshold != 1 else {})}
-    return "U" + (f"@{k}" if k is not None else "") + ("(" + ", ".join(f"{a}={v}" for a, v in opts.items()) + ")" if opts else "")
+    "The canonical name of a utility table (`irinnov.names.name_of`): `U`, `U@10`, `U(base=e)`, `U@100(log0=penalty, loo=0, rel=2)`."
+    return name_of("U", k, base=float(base), log0=log0, loo=bool(leave_one_out), rel=threshold)
 
 def utility(runs: RunsLike, # a Campaign, or runs (with `qrels`)
             qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign

@@ -13,6 +13,7 @@ import pandas as pd
 
 from .conventions import (DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_choice, check_cutoff, check_depth,
                                  check_threshold, judgment_keys, kendall_tau_b)
+from .names import name_of
 from .core.campaign import Campaign
 
 # %% auto #0
@@ -137,9 +138,8 @@ def rareness_name(which: str,                 # "P" or "AP"
                   normalized: bool = False,   # the primed, normalised form (R8)
                   threshold: int = 1,         # the relevance level (shown as rel= when not 1)
                  ) -> str:
-    "The canonical name of a rareness table, e.g. `P@100_rareness(alpha=0.5)`, `AP'_rareness(alpha=1, rel=2)`."
-    opts = f"alpha={float(alpha):g}" + (f", rel={threshold}" if threshold != 1 else "")
-    return which + ("'" if normalized else "") + ("" if k is None else f"@{k}") + f"_rareness({opts})"
+    "The canonical name of a rareness table (`irinnov.names.name_of`), e.g. `P@100_rareness(alpha=0.5)`, `AP'_rareness(alpha=1, rel=2)`."
+    return name_of(f"{which}_rareness", k, alpha=float(alpha), normalized=bool(normalized), rel=threshold)
 
 @dataclass(frozen=True)
 class RarenessSweep:

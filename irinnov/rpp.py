@@ -11,6 +11,7 @@ import pandas as pd
 from typing import NamedTuple
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_choice, check_depth, check_threshold
+from .names import RPP_NAMES, name_of
 from .core.campaign import Campaign
 
 # %% auto #0
@@ -144,10 +145,10 @@ def rpp_name(weighting: str = "uniform", # uniform, dcg or inverse
              subtopics: bool = False, # subtopic populations (the st- prefix)
              threshold: int = 1, # the relevance level (shown as rel= when not 1)
             ) -> str:
-    "The canonical name of an RPP-family table: `RPP`, `dcgRPP`, `invRPP(graded=0)`, `st-RPP`, `RPP(rel=2)`."
-    name = {"uniform": "RPP", "dcg": "dcgRPP", "inverse": "invRPP"}[check_choice(weighting, WEIGHTINGS, arg="weighting")]
-    opts = ([] if graded or subtopics else ["graded=0"]) + ([f"rel={threshold}"] if threshold != 1 else [])
-    return ("st-" if subtopics else "") + name + (f"({', '.join(opts)})" if opts else "")
+    "The canonical name of an RPP-family table (`irinnov.names.name_of`): `RPP`, `dcgRPP`, `invRPP(graded=0)`, `st-RPP`, `RPP(rel=2)`."
+    name = RPP_NAMES[check_choice(weighting, WEIGHTINGS, arg="weighting")]
+    if subtopics: return name_of(f"st-{name}", rel=threshold)          # (one population per subtopic: graded does not apply)
+    return name_of(name, graded=bool(graded), rel=threshold)
 
 # %% ../nbs/12_rpp.ipynb #0c52e3a3
 #| code-fold: true
@@ -405,8 +406,6 @@ def _oi_batch(rA: np.ndarray, rB: np.ndarray, nA: np.ndarray, nB: np.ndarray, w:
 
 # %% ../nbs/12_rpp.ipynb #5d4ba742
 #| code-fold: true
-def _oi_name(user: str) -> str: return "OI" + (f"(user={user})" if user != "uniform" else "")
-
 def _oi(c: Campaign, ai: np.ndarray, bi: np.ndarray, qis: np.ndarray, user: str, threshold: int) -> np.ndarray:
     check_choice(user, WEIGHTINGS, arg="user")
     out = np.zeros(len(qis))
@@ -436,7 +435,7 @@ def offline_interleaving(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     qis = np.flatnonzero(c.evaluated(threshold))
     ai, bi = np.full(len(qis), names.get_loc(str(a))), np.full(len(qis), names.get_loc(str(b)))
     out = pd.Series(_oi(c, ai, bi, qis, user, threshold), index=pd.Index(c.topics[qis].astype(str), name="query"), name="oi")
-    out.attrs.update(measure=_oi_name(user), higher_is_better=True, a=str(a), b=str(b))
+    out.attrs.update(measure=name_of("OI", user=user), higher_is_better=True, a=str(a), b=str(b))
     return out
 
 # %% ../nbs/12_rpp.ipynb #8b9d51d1
@@ -456,7 +455,7 @@ def offline_interleaving_points(runs: RunsLike, # a Campaign, or runs (with `qre
     if (ai < 0).any() or (bi < 0).any(): raise KeyError("points name an unknown system")
     if (qis < 0).any(): raise ValueError("points name a query that is not in the qrels")
     out = pd.Series(_oi(c, ai, bi, qis, user, threshold), index=points.index, name="oi")
-    out.attrs.update(measure=_oi_name(user), higher_is_better=True)
+    out.attrs.update(measure=name_of("OI", user=user), higher_is_better=True)
     return out
 
 # %% ../nbs/12_rpp.ipynb #408ecb56

@@ -15,6 +15,7 @@ LAYERS = [
     ("core: the campaign", {"core.campaign"}),
     ("core: encoding", {"core.encode"}),
     ("core", {"trec", "conventions"}),
+    ("names", {"names"}),
     ("kernels", {"classic", "gap", "meta", "rareness", "novelty", "rpp", "lexicographic", "asl", "infotheory", "diversity", "fusion"}),
     ("registry", {"measures"}),
     ("trec_eval", {"metrics"}),
@@ -102,6 +103,7 @@ def test_the_graph_is_read():
     g = graph()
     assert "core.encode" in g["conventions"] and "measures" in g["metrics"] and "classic" in g["measures"]
     assert "core.read" in g["core.order"] and "core.campaign" in g["core.encode"] and "core.encode" in g["trec"]
+    assert {"names"} <= g["classic"] & g["rareness"] & g["measures"]
     assert {"measures", "metrics", "report"} <= g["cli"]
     assert sum(map(len, g.values())) > 40
 

@@ -193,3 +193,17 @@ def test_discriminative_power_takes_the_table():
     dp = meta.discriminative_power(T, test="t-bonferroni")
     assert dp.n_pairs == 6 and dp.measure == "lexiprecision"
     assert meta.pairwise_pvalues(T, test="randomized-tukey", B=50).shape == (4, 4)
+
+
+def test_registry_measures_are_the_win_rates():
+    "`lexiprecision` and `lexirecall` by name (the registry, the command line's -m) are the win rates of the tables, named alike."
+    import warnings
+    from irinnov.measures import parse_measure
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                # a field of four runs: the small-field warning
+        for name, fn in (("lexiprecision", L.lexiprecision), ("lexirecall", L.lexirecall)):
+            for t in (1, 2):
+                m = parse_measure(name if t == 1 else f"{name}(rel={t})")
+                got, want = m(WX_RUNS, WX_QRELS), rpp.win_rate(fn(WX_RUNS, WX_QRELS, threshold=t))
+                assert m.name == want.attrs.get("measure", m.name) == (name if t == 1 else f"{name}(rel={t})")
+                np.testing.assert_array_equal(got.to_numpy(), want.to_numpy())

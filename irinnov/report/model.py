@@ -43,18 +43,23 @@ _compare_orderings, _discriminative_power, _stability = (_lazy("meta", "compare_
                                                          _lazy("meta", "discriminative_power"), _lazy("meta", "stability"))
 
 # %% ../../nbs/20_report_model.ipynb #943aa4d4
-CLASSIC = ("AP", "nDCG@10", "P@10", "RR")
+CLASSIC = (("AP", None), ("nDCG", 10), ("P", 10), ("RR", None))   # the report's classic measures: (declaration, cut-off)
+
+def _classic(threshold: int) -> list:
+    "The CLASSIC measures (AP, nDCG@10, P@10, RR) as Measure objects at a relevance level."
+    return [measure_of(base, cut, threshold=threshold) for base, cut in CLASSIC]
 
 def default_measures(*,
                      k: int = 100, # the cut-off of P@k, AP@k and the rareness measures
                      alphas=(0.5, 1), # the rareness weights α
                      pad_to: int | None = None, # ASL's common ranking length (None: each list's own)
-                     classic=CLASSIC, # the classic measures first (names or Measure objects)
+                     classic=None, # the classic measures first (Measure objects or names; None: CLASSIC)
                      threshold: int = DEFAULT_THRESHOLD, # the relevance level of every measure without its own rel= (trec_eval's -l)
                     ) -> list:
     "The report's measures, as Measure objects: the classic ones (AP, nDCG@10, P@10, RR), P@k, AP@k (rareness at α = 0), rareness per α, U, RPP, ASL, ASL@g1-10, RIC."
     t = threshold
-    return [*(m if isinstance(m, Measure) else parse_measure(m, threshold=t) for m in classic),
+    first = _classic(t) if classic is None else [m if isinstance(m, Measure) else parse_measure(m, threshold=t) for m in classic]
+    return [*first,
             measure_of("P", k, threshold=t), measure_of("AP", k, threshold=t),
             *(measure_of("P_rareness", k, alpha=float(a), threshold=t) for a in alphas),
             *(measure_of("AP_rareness", k, alpha=float(a), threshold=t) for a in alphas),
@@ -244,6 +249,7 @@ class CampaignReport:
     pvalues: dict = field(default_factory=dict, repr=False)   # test -> measure -> systems × systems p-values
     coverage: pd.DataFrame | None = None   # systems × (Judged@10, Judged@100[, pooled])
     new_systems: tuple = ()                # the runs added to the field with `against`
+    specs: dict = field(default_factory=dict, repr=False)   # name -> the Measure object of every measure asked for
 
     @property
     def measures(self) -> list: return list(self.scores.columns)
@@ -396,13 +402,13 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     if not tests: raise ValueError("tests: give at least one significance test")
     pad = c.depth if pad_to == "depth" else pad_to
     offic = official_measures(official) if isinstance(official, str) else list(official or [])
-    classic = [*offic, *(m for m in CLASSIC if parse_measure(m, threshold=threshold).name
-                         not in {parse_measure(o, threshold=threshold).name for o in offic})]
+    offic_specs = [m if isinstance(m, Measure) else parse_measure(m, threshold=threshold) for m in offic]
+    classic = [*offic_specs, *(m for m in _classic(threshold) if m.name not in {o.name for o in offic_specs})]
     if measures is None: measures = default_measures(k=k, alphas=alphas, pad_to=pad, classic=classic, threshold=threshold)
     specs = [m if isinstance(m, Measure) else parse_measure(m, threshold=threshold) for m in measures]
     names = [s.name for s in specs]
-    ref = reference if isinstance(reference, Measure) else parse_measure(reference or (offic[0] if offic else "AP"),
-                                                                         threshold=threshold)
+    ref = (reference if isinstance(reference, Measure) else parse_measure(reference, threshold=threshold) if reference
+           else offic_specs[0] if offic_specs else measure_of("AP", threshold=threshold))
     if ref.name not in names: specs.insert(0, ref)
     reference = ref.name
     if meta is not None:
@@ -482,7 +488,7 @@ def assemble_report(campaign, # the Campaign (on Dask, a summary of it: systems,
     if pooled is not None: coverage["pooled"] = pooled.reindex(systems)
     params = {**params, "undefined": undefined}
     return CampaignReport(campaign, tables, orderings, scores, ranks, agreement, power, hib, families, reference, meta, params,
-                          pvalues, coverage, tuple(new_systems))
+                          pvalues, coverage, tuple(new_systems), specs={s.name: s for s in specs})
 
 # %% ../../nbs/20_report_model.ipynb #4c531aff
 def bonus_risers(report: CampaignReport, # a campaign report
@@ -493,7 +499,9 @@ def bonus_risers(report: CampaignReport, # a campaign report
     rows = []
     for m in report.measures:
         if report.families.get(m) != "rareness": continue
-        base = parse_measure(re.sub(r"_rareness\(.*\)$", "", m.replace("'", ""))).name
+        spec = report.specs.get(m)
+        if spec is None: continue
+        base = measure_of(spec.definition.stem, spec.cut, rel=spec.opts["rel"]).name     # P@k or AP@k at its level
         if base not in report.ranks: continue
         sh = report.ranks[base] - report.ranks[m]
         for s in _top_risers(sh, n):
@@ -540,7 +548,7 @@ def against_field(runs: RunsLike, # your runs (files, a directory, a glob or a D
         ds = datasets.load(field, path=path, mirror=mirror, progress=True)
         field, qrels = ds.runs, ds.qrels
     t = threshold
-    specs = ([parse_measure(m, threshold=t) for m in (official or CLASSIC)] + [measure_of("AP_rareness", 100, alpha=1.0, threshold=t),
+    specs = (([parse_measure(m, threshold=t) for m in official] if official else _classic(t)) + [measure_of("AP_rareness", 100, alpha=1.0, threshold=t),
              *(measure_of(b, threshold=t) for b in ("U", "RPP", "ASL", "RIC"))] if measures is None else
              [m if isinstance(m, Measure) else parse_measure(m, threshold=t) for m in measures])
     rep = campaign_report(field, qrels, specs, against=runs, tests=tests, alpha=alpha, B=B, trials=0, seed=seed,
