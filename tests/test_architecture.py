@@ -14,7 +14,7 @@ LAYERS = [
     ("registry", {"measures"}),
     ("trec_eval", {"metrics"}),
     ("data", {"datasets"}),
-    ("analysis", {"report", "recsys", "experiments.rareness", "experiments.infotheory", "experiments"}),
+    ("analysis", {"report", "recsys", "leaderboard", "experiments.rareness", "experiments.infotheory", "experiments"}),
     ("scale", {"scale"}),
     ("command line", {"cli"}),
 ]
