@@ -508,11 +508,11 @@ class Leaderboard:
         path = Path(path)
         return write_text_atomic(path, self.render(format or _SUFFIXES.get(path.suffix.lower(), "text")))
 
-# %% ../nbs/22_leaderboard.ipynb #e8cafc77
-def _resolve(name: str, names: list, what: str) -> str:
+# %% ../nbs/22_leaderboard.ipynb #25e24ce7
+def _resolve(name: str, names: list, what: str, threshold: int = 1) -> str:
     "A measure of the leaderboard by any of its names (`map` for AP)."
     if name in names: return name
-    try: canon = parse_measure(name).name
+    try: canon = parse_measure(name, threshold=threshold).name
     except ValueError: canon = None
     if canon in names: return canon
     raise ValueError(f"{what} {name!r} is not one of the leaderboard's measures ({', '.join(names)})")
@@ -668,7 +668,7 @@ def leaderboard(runs: RunsLike,                   # run files, a runs frame or a
     ms = [m if isinstance(m, Measure) else parse_measure(m, threshold=options.threshold) for m in measures]
     ms = list({m.name: m for m in ms}.values())
     if not ms: raise ValueError("measures: give at least one measure")
-    if sort is not None: sort = _resolve(sort, [m.name for m in ms], "sort")
+    if sort is not None: sort = _resolve(sort, [m.name for m in ms], "sort", options.threshold)
     _settings(test, correction, alpha, level)                 # every option checked before the runs are read
     c = _campaign(runs, qrels, options, tag)
     systems = [str(s) for s in c.systems]
