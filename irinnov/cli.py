@@ -17,9 +17,11 @@ from .conventions import (DEFAULT_DEPTH, DEFAULT_THRESHOLD, EvalOptions, check_c
                                  check_threshold)
 
 # %% auto #0
-__all__ = ['DEFAULT_MEASURES', 'TEST_NAMES', 'CliError', 'run_paths', 'add_options_arguments', 'options_of', 'split_measures',
+__all__ = ['DEFAULT_MEASURES', 'TEST_NAMES', 'DEFAULT_COMPARE_MEASURES', 'COMPARE_TESTS', 'COMPARE_CORRECTIONS',
+           'COMPARE_FORMATS', 'CliError', 'run_paths', 'add_options_arguments', 'options_of', 'split_measures',
            'evaluate_command', 'add_against_arguments', 'against_command', 'add_report_arguments', 'report_command',
-           'add_dask_arguments', 'wants_dask', 'dask_client_of', 'datasets_command', 'build_parser', 'main']
+           'add_dask_arguments', 'wants_dask', 'dask_client_of', 'datasets_command', 'add_compare_arguments',
+           'compare_command', 'build_parser', 'main']
 
 # %% ../nbs/30_cli.ipynb #db1f20ff
 DEFAULT_MEASURES = ("official",)
@@ -441,6 +443,60 @@ def datasets_command(args, # the parsed command line
           f"; {len(bad)} missing or corrupt: run 'irinnov datasets fetch {args.name}'"))
     return 0 if bad.empty else 1
 
+# %% ../nbs/30_cli.ipynb #e0361e65
+DEFAULT_COMPARE_MEASURES = ("AP", "nDCG@10")
+COMPARE_TESTS = ("wilcoxon", "t", "hsd")                       # irinnov.leaderboard.TESTS (not imported: `--help` stays light)
+COMPARE_CORRECTIONS = ("bh", "holm", "bonferroni", "none")     # irinnov.leaderboard.CORRECTIONS
+COMPARE_FORMATS = ("text", "markdown", "latex", "csv", "json")  # irinnov.leaderboard.FORMATS
+
+def add_compare_arguments(parser: argparse.ArgumentParser, # the `compare` subcommand's parser
+                         ) -> argparse.ArgumentParser:
+    "Add every option of `irinnov compare` to `parser`."
+    parser.add_argument("qrels", metavar="QRELS", help="qrels file (plain or .gz)")
+    parser.add_argument("runs", metavar="RUN", nargs="+", help="run files, directories of run files, or globs")
+    parser.add_argument("-m", "--measure", action="append", metavar="MEASURE",
+                        help="measures, repeated or comma-separated (default: AP,nDCG@10); any irinnov measure, the "
+                             "innovation-aware ones included (ASL: lower is better)")
+    add_options_arguments(parser)
+    parser.add_argument("--baseline", action="append", metavar="RUN",
+                        help="compare every run with this one (repeatable); default: all pairs, as letter groups")
+    parser.add_argument("--test", choices=COMPARE_TESTS, default="wilcoxon",
+                        help="wilcoxon (signed-rank, the default), t (paired t-test) or hsd (randomized Tukey HSD)")
+    parser.add_argument("--correction", choices=COMPARE_CORRECTIONS,
+                        help="multiple-comparison correction over each measure's comparisons (default: bh, "
+                             "Benjamini-Hochberg; none with --test hsd)")
+    parser.add_argument("--alpha", type=_unit_interval, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--permutations", type=_positive, default=10000, metavar="B",
+                        help="relabellings of the randomized Tukey HSD test (default 10000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the randomized test (default 0)")
+    parser.add_argument("--sort", metavar="MEASURE", help="the measure to sort by (default: the first)")
+    parser.add_argument("--format", choices=COMPARE_FORMATS,
+                        help="text (default), markdown, latex, csv or json; with -o, the file's suffix when not given")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE (atomically) instead of standard output")
+    parser.add_argument("--tag", action="store_true", help="name systems by the run tag column instead of the file name")
+    return parser
+
+def compare_command(args, # the parsed command line
+                   ) -> int:
+    "`irinnov compare QRELS RUN...`: the leaderboard of the runs, with significance, in the format asked for."
+    from pathlib import Path
+    from irinnov.leaderboard import leaderboard
+    from irinnov.measures import parse_measure
+    from irinnov.trec import read_qrels
+    opts = options_of(args)
+    measures = [parse_measure(n, threshold=opts.threshold) for n in split_measures(args.measure or DEFAULT_COMPARE_MEASURES)]
+    if args.output:                                          # an unusable output path is refused before any reading
+        out = Path(args.output)
+        if out.is_dir(): raise CliError(f"{out}: is a directory (give a file name to -o)")
+        if not out.parent.is_dir(): raise CliError(f"{out.parent}: no such directory (for -o)")
+    qrels = read_qrels(args.qrels, comments=opts.trec_eval == "10")
+    board = leaderboard(run_paths(args.runs), qrels, measures, options=opts, sort=args.sort,
+                        baselines=args.baseline or (), test=args.test, correction=args.correction or "auto",
+                        alpha=args.alpha, B=args.permutations, seed=args.seed, tag=args.tag)
+    if args.output: board.write(args.output, format=args.format)
+    else: sys.stdout.write(board.render(args.format or "text"))
+    return 0
+
 # %% ../nbs/30_cli.ipynb #3e809826
 def build_parser() -> argparse.ArgumentParser:
     "The argument parser of the `irinnov` command."
@@ -448,7 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="irinnov", description="Evaluate TREC runs with classic and innovation-aware measures, and write "
                                             "campaign reports.")
     p.add_argument("--version", action="version", version=f"irinnov {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{evaluate,report,datasets}", required=True)
+    sub = p.add_subparsers(dest="command", metavar="{evaluate,report,compare,datasets}", required=True)
     e = sub.add_parser("evaluate", help="trec_eval-style evaluation of runs",
                        description="Evaluate runs against qrels as trec_eval does and print its layout: measure, "
                                    "query (or 'all'), value. Measures: trec_eval's names and sets (map, P.5,10, "
@@ -478,6 +534,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_arguments(r)
     add_dask_arguments(r)
     r.set_defaults(func=report_command)
+    k = sub.add_parser("compare", help="a leaderboard of runs with significance tests (text, Markdown, LaTeX, CSV, JSON)",
+                       description="A leaderboard of the runs: each measure's mean with its 95% confidence interval, "
+                                   "significance against --baseline runs or over all pairs (letter groups), effect "
+                                   "sizes, as a terminal table, Markdown, LaTeX (booktabs), CSV or JSON.")
+    add_compare_arguments(k)
+    k.set_defaults(func=compare_command)
     d = sub.add_parser("datasets", help="list, fetch or verify datasets",
                        description="List the datasets irinnov knows, fetch one into the cache ($IRINNOV_HOME), or "
                                    "re-check the cached files' sha256 sums.")
