@@ -14,7 +14,8 @@ LAYERS = [
     ("registry", {"measures"}),
     ("trec_eval", {"metrics"}),
     ("data", {"datasets"}),
-    ("analysis", {"report", "recsys", "experiments.rareness", "experiments.infotheory", "experiments"}),
+    ("analysis", {"report", "recsys", "experiments.rareness", "experiments.novelty", "experiments.rpp",
+                  "experiments.asl", "experiments.infotheory", "experiments"}),
     ("scale", {"scale"}),
     ("command line", {"cli"}),
 ]
