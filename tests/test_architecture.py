@@ -21,7 +21,7 @@ LAYERS = [
     ("trec_eval", {"metrics"}),
     ("data", {"datasets"}),
     ("analysis", {"report.model", "report.plots", "report.html", "report", "recsys", "leaderboard", "experiments.rareness",
-                  "experiments.infotheory", "experiments"}),
+                  "experiments.novelty", "experiments.rpp", "experiments.asl", "experiments.infotheory", "experiments"}),
     ("scale", {"scale"}),
     ("command line", {"cli"}),
 ]
