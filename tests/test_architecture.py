@@ -142,3 +142,9 @@ def test_only_the_command_line_parses_arguments(name):
     names = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
              for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert "argparse" not in names, f"irinnov.{name} imports argparse: command-line code belongs in irinnov.cli"
+
+
+def test_the_library_imports_the_core_directly():
+    "`irinnov.trec` is the users' compatibility path; the library's own modules import `irinnov.core.*`."
+    g = graph()
+    assert [m for m, deps in g.items() if "trec" in deps] == []

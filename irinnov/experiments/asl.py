@@ -10,7 +10,7 @@ import pandas as pd
 
 from .. import metrics
 from ..asl import ablation, asl, compare
-from ..trec import Campaign
+from ..core.campaign import Campaign
 
 # %% auto #0
 __all__ = ['ablation_table', 'asl_histogram', 'asl_differences', 'headline']

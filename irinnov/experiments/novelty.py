@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..metrics import average_precision
 from ..novelty import _reach, rank_difference, utility
-from ..trec import Campaign
+from ..core.campaign import Campaign
 
 # %% auto #0
 __all__ = ['coverage', 'rank_changes']

@@ -11,7 +11,7 @@ import pandas as pd
 from .. import meta
 from .. import metrics as M
 from ..rpp import mc4, preference_family, win_rate
-from ..trec import Campaign
+from ..core.campaign import Campaign
 
 # %% auto #0
 __all__ = ['tau_scores', 'ordering_correlations', 'discriminative_power_table', 'robustness']
