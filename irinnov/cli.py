@@ -482,7 +482,7 @@ def compare_command(args, # the parsed command line
     from pathlib import Path
     from irinnov.leaderboard import leaderboard
     from irinnov.measures import parse_measure
-    from irinnov.trec import read_qrels
+    from irinnov.core.read import read_qrels
     opts = options_of(args)
     measures = [parse_measure(n, threshold=opts.threshold) for n in split_measures(args.measure or DEFAULT_COMPARE_MEASURES)]
     if args.output:                                          # an unusable output path is refused before any reading
