@@ -116,6 +116,8 @@ def test_report_innovation_and_default_measures(tmp_path, monkeypatch, capsys, m
     risers = pd.read_csv(tmp_path / "out" / "risers.csv", dtype={"system": str})
     u = risers[risers.measure == "U"]
     assert len(u) == 3 and (u["shift"] == sys_.loc[u.system, "rank AP"].to_numpy() - sys_.loc[u.system, "rank U"].to_numpy()).all()
+    # the rarity bonus's section only where a rareness measure is (the defaults hold two), never an empty table
+    assert ("What the rarity bonus alone does" in page) == (measures is None)
 
 
 def test_plot_rank_shift_without_innovation_measures_is_a_clear_error():

@@ -373,6 +373,7 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                      f"rank shift relative to {esc(ref)} to show.</p>"))
     if shift:
         why = tables["rare_documents"][0] if "rare_documents" in tables else None
+        bonus = tables["bonus_risers"][0]           # empty without a rareness measure: its section is left out
         secs.append(("risers", "Who rises under the innovation measures",
                      _figure_html(figs["shift"], f"Rank by {ref} (x) against rank by each innovation measure (y), one "
                                   f"panel per measure, ranks 1 to {S}; points below the diagonal rank higher under the "
@@ -381,11 +382,12 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                      "the rareness measures compare with the ranks under P@k and AP@k (α = 0): a rise relative to "
                      f"{esc(ref)} can come from the cutoff k rather than from the rarity bonus. Files: {link('risers')}.</p>"
                      + _table_html(tables["risers"][0], "t-risers", index=False, mark=mark)
-                     + "<h3 id='bonus'>What the rarity bonus alone does</h3>"
-                     "<p>The systems each rareness measure lifts most above its own base measure (P@k or AP@k, α = 0): "
-                     f"the rise the bonus makes, without the change of cutoff. Files: {link('bonus_risers')}.</p>"
-                     + _table_html(tables["bonus_risers"][0], "t-bonus", index=False, mark=mark)
-                     + ("<h3 id='why'>Why they rise: their rarest relevant documents</h3>"
+                     + ("<h3 id='bonus'>What the rarity bonus alone does</h3>"
+                        "<p>The systems each rareness measure lifts most above its own base measure (P@k or AP@k, α = 0): "
+                        f"the rise the bonus makes, without the change of cutoff. Files: {link('bonus_risers')}.</p>"
+                        + _table_html(bonus, "t-bonus", index=False, mark=mark) if len(bonus) else "")
+                     + ("" if why is not None and not len(why) else
+                        "<h3 id='why'>Why they rise: their rarest relevant documents</h3>"
                         f"<p>For the runs the rarity bonus lifts most and the top risers under novelty, the relevant "
                         f"documents in its top {p.get('k', 100)} "
                         f"that the fewest of the {S} runs retrieved (runs = how many runs have the document anywhere in "
