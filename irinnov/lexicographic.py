@@ -61,6 +61,12 @@ def _tensor(c: Campaign, threshold: int, reverse: bool):
         qis.append(qi); Ps.append(P)
     return np.array(qis, dtype=np.int64), (np.stack(Ps) if Ps else np.zeros((0, S, S)))
 
+def _preference_table(runs, qrels, threshold: int, depth: int | None, *, name: str, reverse: bool) -> pd.DataFrame:
+    "The preference table of lexiprecision (reverse=False) or lexirecall (reverse=True), named `name`."
+    c = _campaign(runs, qrels, threshold, depth, name)
+    qis, P = _tensor(c, threshold, reverse=reverse)
+    return _prefs_frame(c, qis, P, name_of(name, threshold=threshold))
+
 # %% ../nbs/19_lexicographic.ipynb #15e54d34
 def lexiprecision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                   qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
@@ -69,9 +75,7 @@ def lexiprecision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                   depth: int | None = None, # truncate every list to its top `depth` first
                  ) -> pd.DataFrame:
     "Lexiprecision for every ordered pair of systems and every topic: rows (a, b), columns topics, values in {−1, 0, 1} (Diaz 2023)."
-    c = _campaign(runs, qrels, threshold, depth, "lexiprecision")
-    qis, P = _tensor(c, threshold, reverse=False)
-    return _prefs_frame(c, qis, P, name_of("lexiprecision", threshold=threshold))
+    return _preference_table(runs, qrels, threshold, depth, name="lexiprecision", reverse=False)
 
 # %% ../nbs/19_lexicographic.ipynb #0324e809
 def lexirecall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -81,6 +85,4 @@ def lexirecall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                depth: int | None = None, # truncate every list to its top `depth` first
               ) -> pd.DataFrame:
     "Lexirecall for every ordered pair of systems and every topic: rows (a, b), columns topics, values in {−1, 0, 1} (Diaz, Ekstrand & Mitra 2025)."
-    c = _campaign(runs, qrels, threshold, depth, "lexirecall")
-    qis, P = _tensor(c, threshold, reverse=True)
-    return _prefs_frame(c, qis, P, name_of("lexirecall", threshold=threshold))
+    return _preference_table(runs, qrels, threshold, depth, name="lexirecall", reverse=True)
