@@ -23,9 +23,9 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 # %% auto #0
-__all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'RUN_FILE_COLUMNS', 'RUN_FILE_TYPES', 'MAX_GRADE', 'progress', 'TrecFormatError',
-           'line_numbers', 'read_columns', 'system_name', 'mark_unique', 'read_run', 'run_files', 'run_file_paths',
-           'system_files', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels']
+__all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'MAX_ID_BYTES', 'RUN_FILE_COLUMNS', 'RUN_FILE_TYPES', 'MAX_GRADE', 'progress',
+           'TrecFormatError', 'line_numbers', 'read_columns', 'system_name', 'mark_unique', 'read_run', 'run_files',
+           'run_file_paths', 'system_files', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels']
 
 # %% ../../nbs/00a_read.ipynb #cf1c2b52
 def progress(iterable=None, total=None, desc: str | None = None, **kw):
@@ -148,16 +148,33 @@ def _single_separators(a: np.ndarray, sep: int, step: int = 1 << 17) -> bool:
         if (s[1:] & e[:-1]).any() or (s[:-1] & e[1:]).any(): return False
     return True
 
+_SPACES = bytes.maketrans(b"\t\r\v\f", b"    ")
+
 def _normalise_ws(data: bytes) -> tuple[bytes, str]:
     "The bytes with single tabs or single spaces between columns, and that delimiter (messier whitespace folded)."
-    if b"\r" not in data:
+    # trec_eval splits fields at every byte C's isspace() names: a carriage return (ending a line or inside it), a
+    # vertical tab and a form feed separate columns as a space does (a memchr each: clean files are not copied)
+    if b"\r" not in data and b"\v" not in data and b"\f" not in data:
         tab = b"\t" in data
         if not (tab and b" " in data) and _single_separators(np.frombuffer(data, np.uint8), 9 if tab else 32):
             return data, "\t" if tab else " "          # the common, clean case: parsed as it is, no copy
-    data = bytes(data).replace(b"\r", b"").replace(b"\t", b" ")
+    data = bytes(data).translate(_SPACES)
     data = re.sub(rb" +", b" ", data)
     data = re.sub(rb"(?m)^ | $", b"", data)
     return data, " "
+
+_BOM = b"\xef\xbb\xbf"
+
+def _odd_bytes(path, data, start: bool = True, whole=None):
+    "Refuse the bytes trec_eval reads unlike a text reader: a UTF-8 byte order mark opening the file, a NUL anywhere."
+    if start and data[:3] == _BOM:       # trec_eval keeps it: the first line's query id is then another topic
+        raise TrecFormatError(path, 1, "the file starts with a UTF-8 byte order mark, which trec_eval reads as part "
+                                       "of the first query id; save the file without it")
+    if b"\0" in data:                    # trec_eval 9.0.8 crashes on it, or stops reading the file there
+        raw = bytes(whole() if whole is not None else data)
+        at = max(raw.find(b"\0"), 0)
+        raise TrecFormatError(path, raw.count(b"\n", 0, at) + 1, "a NUL byte (trec_eval cannot read past it): "
+                                                                  "the file is binary or corrupt")
 
 def _strip_comments(data):
     "The bytes with every line whose first non-blank character is `#` emptied (line numbers unchanged)."
@@ -170,8 +187,23 @@ def _block_size(n: int) -> int:
     return min(1 << 26, max(n + 1, 1 << 16))
 
 # %% ../../nbs/00a_read.ipynb #50f4bf93
+_INT = re.compile(rb"[+-]?[0-9]+")                # what `atol` reads whole: a sign, then ASCII digits
+_FLOAT = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity|nan)")
+
+def _c_reading(tok: bytes, kind: str) -> str:
+    "What trec_eval makes of a field (C's `atol` for grades, `atof` for scores), for a message; '' if unknown."
+    try:
+        import ctypes
+        f = getattr(ctypes.CDLL(None), "atol" if kind == "int" else "atof")
+        f.restype = ctypes.c_long if kind == "int" else ctypes.c_double
+        return f" (trec_eval reads it as {f(ctypes.c_char_p(tok)):g})" if kind == "float" else \
+               f" (trec_eval reads it as {f(ctypes.c_char_p(tok))})"
+    except (OSError, AttributeError, TypeError): return ""
+
 def _check_lines(path, data: bytes, ncols: int, kinds: dict, what: str):
     "Walk the lines of a file that pyarrow refused, raising `TrecFormatError` at the first bad one."
+    # fields are split as trec_eval splits them (bytes.split(): C's isspace bytes) and numbers read as pyarrow reads
+    # them (ASCII only: Python's float() and int() would take '1_000', '١' or '１２', which trec_eval reads otherwise)
     data = bytes(data)
     if not data.strip():
         raise TrecFormatError(path, None, f"empty {what} file")
@@ -185,12 +217,13 @@ def _check_lines(path, data: bytes, ncols: int, kinds: dict, what: str):
         for i, kind in kinds.items():
             tok = parts[i].decode(errors="replace")
             if kind == "float":
-                try: v = float(tok)
-                except ValueError: raise TrecFormatError(path, no, f"score {tok!r} is not a number") from None
-                if v != v: raise TrecFormatError(path, no, f"score is NaN")
+                if not _FLOAT.fullmatch(parts[i]):
+                    raise TrecFormatError(path, no, f"score {tok!r} is not a number{_c_reading(parts[i], kind)}")
+                if float(tok) != float(tok): raise TrecFormatError(path, no, f"score is NaN")
             elif kind == "int":
-                try: int(tok)
-                except ValueError: raise TrecFormatError(path, no, f"grade {tok!r} is not an integer") from None
+                if not _INT.fullmatch(parts[i]):
+                    raise TrecFormatError(path, no, f"grade {tok!r} is not an integer{_c_reading(parts[i], kind)}")
+                if abs(int(tok)) > MAX_GRADE: raise TrecFormatError(path, no, _GRADE_RANGE.format(tok))
 
 def line_numbers(data: bytes) -> np.ndarray:
     "Line number (1-based) of every non-blank line, aligned with pyarrow's rows."
@@ -238,12 +271,14 @@ def read_columns(path, names: list, types: dict, kinds: dict, what: str, include
     "`keep_bytes=False` a large plain file is read a piece at a time and no bytes are returned."
     def whole():
         data = _read_bytes(path, max_bytes)
+        _odd_bytes(path, data)
         return _normalise_ws(_strip_comments(data) if comments else data)
     if not keep_bytes and os.path.isfile(path) and os.path.getsize(path) > _REUSED:
         with open(path, "rb") as f: gz = f.read(2) == b"\x1f\x8b"
         if not gz:        # its own bytes never all in memory: a piece's bytes, then its columns (64 MB at a time)
             tables = []
-            for piece in _pieces(path, _max_bytes(max_bytes)):
+            for k, piece in enumerate(_pieces(path, _max_bytes(max_bytes))):
+                _odd_bytes(path, piece, k == 0, lambda: _read_bytes(path, max_bytes))
                 if comments: piece = _strip_comments(piece)
                 piece, delim = _normalise_ws(piece)
                 if not piece or piece.isspace(): continue
@@ -441,6 +476,24 @@ def _duplicates_error(path, df: pd.DataFrame, keys: list, lines=None, what="run"
     return TrecFormatError(path, int(lines[rows[1]]) if lines is not None else None,
                            f"duplicate {what} entry for {desc}{where}; pass duplicates='first' to keep the first")
 
+# %% ../../nbs/00a_read.ipynb #8554e4ce
+MAX_ID_BYTES = 1024      # the longest query, document or run id read (in UTF-8 bytes); longer ones are refused
+
+def _long_id(path, cols: dict, lines_fn):
+    "Refuse an id longer than `MAX_ID_BYTES`, naming its line (`lines_fn()`: the line of every row)."
+    for name, col in cols.items():
+        at = 0
+        for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+            if len(c):
+                off = np.frombuffer(c.buffers()[1], np.int64 if pa.types.is_large_string(c.type) else np.int32)
+                n = np.diff(off[c.offset:c.offset + len(c) + 1])
+                if int(n.max()) > MAX_ID_BYTES:
+                    row = at + int(np.argmax(n > MAX_ID_BYTES))
+                    what = {"query": "query id", "doc": "document id", "tag": "run tag"}.get(name, name)
+                    raise TrecFormatError(path, int(lines_fn()[row]), f"{what} of {int(n.max()):,} bytes; ids longer "
+                                          f"than {MAX_ID_BYTES:,} bytes are refused (TREC ids are short)")
+            at += len(c)
+
 # %% ../../nbs/00a_read.ipynb #6475466b
 RUN_FILE_COLUMNS = ["query", "q0", "doc", "rank", "score", "tag"]
 
@@ -465,6 +518,7 @@ def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False,
     if len(cols["score"]) > 1 << 20: _trim()      # the parser's freed blocks back to the system before the checks
     lines = lambda: data if data is not None else _normalise_ws(_strip_comments(_read_bytes(path, max_bytes))
                                                                  if comments else _read_bytes(path, max_bytes))[0]
+    _long_id(path, {k: v for k, v in cols.items() if k != "score"}, lambda: line_numbers(lines()))
     if pc.any(pc.is_nan(cols["score"])).as_py():
         _check_lines(path, lines(), 6, {4: "float"}, "run")
     if check and _maybe_duplicates([cols["query"], cols["doc"]] + ([cols["tag"]] if tag else [])):
@@ -617,6 +671,25 @@ MAX_GRADE = 32767     # grades are held as int16 (−32768 marks "no grade"); la
 
 _GRADE_RANGE = "grade {} is outside −32767..32767 (irinnov holds grades as 16-bit integers; TREC grades are small)"
 
+_GRADE_BYTES = np.zeros(256, bool)
+_GRADE_BYTES[list(b"0123456789+-")] = True
+
+def _grades(path, col: pa.ChunkedArray, data) -> np.ndarray:
+    "Grades as trec_eval's `atol` reads them where it reads the whole field (a sign, then ASCII digits: '+1' is 1); "
+    "any other field ('0x1', '1.5', '١') refused at its line rather than read another way."
+    plus = False
+    for c in col.chunks:          # one look at the column's bytes: pyarrow's integer parser would take '0x1' as 1
+        if len(c) and c.buffers()[2] is not None:
+            off = np.frombuffer(c.buffers()[1], np.int32)[c.offset:c.offset + len(c) + 1]
+            b = np.frombuffer(c.buffers()[2], np.uint8)[off[0]:off[-1]]
+            if not _GRADE_BYTES[b].all(): _check_lines(path, data, 4, {3: "int"}, "qrels")
+            plus = plus or bool((b == 43).any())
+    if plus: col = pc.replace_substring_regex(col, r"^\+", "", max_replacements=1)
+    try: return pc.cast(col, pa.int64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):   # '1-2', '+', more digits than an int64 holds
+        _check_lines(path, data, 4, {3: "int"}, "qrels")
+        raise TrecFormatError(path, None, "cannot read the grades as integers") from None
+
 def read_qrels(path,                  # a TREC qrels file, plain or gzip
                subtopics: bool = False,  # column 2 holds subtopic ids (diversity qrels): keep it as `subtopic`
                *,
@@ -626,9 +699,11 @@ def read_qrels(path,                  # a TREC qrels file, plain or gzip
     "Read a TREC qrels file (plain or .gz) into `query, doc, grade` (plus `subtopic` with `subtopics=True`)."
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such qrels file")
     names = ["query", "iter", "doc", "grade"]
-    types = {"query": pa.string(), "iter": pa.string(), "doc": pa.string(), "grade": pa.int64()}
+    types = {"query": pa.string(), "iter": pa.string(), "doc": pa.string(), "grade": pa.string()}
     tbl, data = read_columns(path, names, types, {3: "int"}, "qrels", comments=comments, max_bytes=max_bytes)
-    grade = tbl.column("grade").to_numpy().astype(np.int64)
+    _long_id(path, {k: tbl.column(k) for k in (["query", "iter", "doc"] if subtopics else ["query", "doc"])},
+             lambda: line_numbers(data))
+    grade = _grades(path, tbl.column("grade"), data)
     out = np.flatnonzero(np.abs(grade) > MAX_GRADE)
     if len(out): raise TrecFormatError(path, int(line_numbers(data)[out[0]]), _GRADE_RANGE.format(int(grade[out[0]])))
     df = pd.DataFrame({"query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(), "grade": grade})
