@@ -322,6 +322,8 @@ def mark_unique(df: pd.DataFrame) -> pd.DataFrame:
 
 def _is_marked(df: pd.DataFrame) -> bool:
     "Whether the frame still holds the very column arrays `mark_unique` saw (Arrow arrays cannot change in place)."
+    if not all(hasattr(getattr(df[c], "array", None), "__arrow_array__") for c in ("system", "query", "doc")):
+        return False          # only Arrow-backed frames are ever marked (an object column is not converted here)
     arrays = [_chunked(df[c]) for c in ("system", "query", "doc")]
     refs = _UNIQUE.get(id(arrays[2]))
     return refs is not None and all(r() is a for r, a in zip(refs, arrays))
@@ -715,29 +717,66 @@ def read_qrels(path,                  # a TREC qrels file, plain or gzip
 # %% ../../nbs/00a_read.ipynb #1d7c6c09
 _ALIASES = {"query_id": "query", "doc_id": "doc", "relevance": "grade", "run_id": "system", "iteration": "iter"}
 
-def _frame(obj) -> pd.DataFrame:
+_EXPECTED = "a DataFrame, namedtuples, {query: {doc: value}} or a path"
+
+def _frame(obj, arg: str = "input") -> pd.DataFrame:
     if isinstance(obj, pd.DataFrame): return obj.rename(columns=_ALIASES)
+    if obj is None or isinstance(obj, (bytes, int, float, bool)) or not hasattr(obj, "__iter__"):
+        raise TypeError(f"{arg}: got {type(obj).__name__}, expected {_EXPECTED}")
     rows = list(obj)
     if not rows: raise ValueError("empty input: no rows")
     first = rows[0]
     if hasattr(first, "_fields"): return pd.DataFrame(rows, columns=list(first._fields)).rename(columns=_ALIASES)
     raise TypeError(f"cannot read rows of type {type(first).__name__}; give a DataFrame or namedtuples")
 
-def _row_error(df: pd.DataFrame, i: int, arg: str, what: str, keys) -> ValueError:
+def _row_error(df: pd.DataFrame, i: int, arg: str, what: str, keys, kind=ValueError, hint: str = "") -> ValueError:
     "One error naming the argument, what is wrong and the row's key values."
     r = df.iloc[i]
     where = ", ".join(f"{k} {r[k]!r}" for k in keys if k in df.columns and not (r[k] is None or r[k] != r[k]))
-    return ValueError(f"{arg}: {what}" + (f" for {where}" if where else "") + f" (row {i})")
+    return kind(f"{arg}: {what}" + (f" for {where}" if where else "") + f" (row {i})" + (f"; {hint}" if hint else ""))
 
-def _check_keys(df: pd.DataFrame, keys, arg: str):
-    "Refuse a missing (None/NaN) value in a key column, naming the argument and the row."
+_WS = np.zeros(256, bool)
+_WS[list(b" \t\n\v\f\r")] = True      # C's isspace bytes: trec_eval's field separators, never part of an id
+
+def _spaced_row(col) -> int | None:
+    "The first row of a string column whose value holds a whitespace byte (one look at its Arrow bytes), else None."
+    arr, at = _chunked(col), 0
+    for c in arr.chunks:
+        if len(c) and c.buffers()[2] is not None:
+            off = np.frombuffer(c.buffers()[1], np.int64 if pa.types.is_large_string(c.type) else np.int32)
+            off = off[c.offset:c.offset + len(c) + 1]
+            hit = np.flatnonzero(_WS[np.frombuffer(c.buffers()[2], np.uint8)[off[0]:off[-1]]])
+            if len(hit): return at + int(np.searchsorted(off, off[0] + hit[0], side="right")) - 1
+        at += len(c)
+    return None
+
+def _check_keys(df: pd.DataFrame, keys, arg: str, frame: bool = False):
+    "Refuse a missing (None/NaN) value in a key column, and an id holding whitespace (which no TREC file can hold), "
+    "naming the argument and the row; `frame`: a frame taken as it is, whose object columns must hold only strings."
     for c in keys:
         if c in df.columns:
-            null = df[c].isna().to_numpy()
+            col = df[c]
+            null = col.isna().to_numpy()
             if null.any(): raise _row_error(df, int(np.flatnonzero(null)[0]), arg, f"{c} is missing (None/NaN)", keys)
+            if frame and col.dtype == object and pd.api.types.infer_dtype(col, skipna=False) != "string":
+                i = int(np.flatnonzero([not isinstance(v, str) for v in col])[0])
+                raise _row_error(df, i, arg, f"{c} {col.iloc[i]!r} ({type(col.iloc[i]).__name__}) is not a string id",
+                                 [k for k in keys if k != c], TypeError, "convert the column with .astype(str)")
+            if col.dtype == object or isinstance(col.dtype, pd.StringDtype):
+                i = _spaced_row(col.astype(str) if col.dtype == object and not frame else col)
+                if i is not None:
+                    raise _row_error(df, i, arg, f"{c} {str(col.iloc[i])!r} holds whitespace",
+                                     [k for k in keys if k != c], ValueError,
+                                     "trec_eval splits fields there, so no TREC id can: strip the ids")
 
 def _numbers(df: pd.DataFrame, col: str, arg: str, keys) -> np.ndarray:
     "A column as float64, refusing a value that is not a number or NaN (naming the argument and the row)."
+    b = df[col].dtype == bool or (df[col].dtype == object and pd.api.types.infer_dtype(df[col]) in ("boolean", "mixed", "mixed-integer", "mixed-integer-float"))
+    if b:         # True/False are no scores or grades (pandas would take them as 1/0)
+        is_b = np.array([isinstance(x, (bool, np.bool_)) for x in df[col]])
+        if is_b.any():
+            i = int(np.flatnonzero(is_b)[0])
+            raise _row_error(df, i, arg, f"{col} {bool(df[col].iloc[i])} is a bool, expected a number", keys, TypeError)
     try: v = pd.to_numeric(df[col], errors="raise")
     except (ValueError, TypeError):
         v = pd.to_numeric(df[col], errors="coerce")
@@ -786,7 +825,7 @@ def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {do
         if not runs: raise ValueError("runs: empty mapping, no systems")
         return mark_unique(pd.concat([as_runs(v, str(k), duplicates).assign(system=str(k)) for k, v in runs.items()],
                                       ignore_index=True))
-    df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs)
+    df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs, "runs")
     if "system" not in df.columns: df = df.assign(system=system)
     missing = {"query", "doc", "score"} - set(df.columns)
     if missing: raise ValueError(f"runs lack column(s) {sorted(missing)}; expected system, query, doc, score")
@@ -802,14 +841,14 @@ def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {do
     "Coerce qrels into the checked `query, doc, grade` (keeping `subtopic` if present; same checks as files)."
     if isinstance(qrels, (str, os.PathLike)): return read_qrels(qrels)
     qrels, _ = _ranx(qrels)
-    df = _dict_frame(qrels, "grade", "qrels") if isinstance(qrels, Mapping) else _frame(qrels)
+    df = _dict_frame(qrels, "grade", "qrels") if isinstance(qrels, Mapping) else _frame(qrels, "qrels")
     missing = {"query", "doc", "grade"} - set(df.columns)
     if missing: raise ValueError(f"qrels lack column(s) {sorted(missing)}; expected query, doc, grade")
     cols = ["query", "subtopic", "doc", "grade"] if "subtopic" in df.columns else ["query", "doc", "grade"]
     df = df[cols]
     _check_keys(df, cols[:-1], "qrels")
     g = _numbers(df, "grade", "qrels", cols[:-1])
-    bad = np.flatnonzero(g != np.round(g))
+    bad = np.flatnonzero(~np.isfinite(g) | (g != np.round(g)))
     if len(bad): raise _row_error(df, int(bad[0]), "qrels", f"non-integer grade {float(g[bad[0]])!r}", cols[:-1])
     bad = np.flatnonzero(np.abs(g) > MAX_GRADE)
     if len(bad): raise _row_error(df, int(bad[0]), "qrels", _GRADE_RANGE.format(int(g[bad[0]])), cols[:-1])
@@ -819,14 +858,14 @@ def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {do
 # %% ../../nbs/00a_read.ipynb #d51c0326
 def _check_runs_frame(runs: pd.DataFrame):
     "The checks of a file for a runs frame no reader produced: no missing system, query or doc, no NaN score."
-    _check_keys(runs, RUN_COLUMNS[:3], "runs")
+    _check_keys(runs, RUN_COLUMNS[:3], "runs", frame=True)
     nan = np.isnan(runs["score"].to_numpy())
     if nan.any(): raise _row_error(runs, int(np.flatnonzero(nan)[0]), "runs", "score is NaN", RUN_COLUMNS[:3])
 
 def _check_qrels_frame(qrels: pd.DataFrame):
     "The checks of a file for a qrels frame: no missing query, doc or subtopic, grades within int16."
     keys = [c for c in ("query", "subtopic", "doc") if c in qrels.columns]
-    _check_keys(qrels, keys, "qrels")
+    _check_keys(qrels, keys, "qrels", frame=True)
     g = qrels["grade"].to_numpy()
     if len(g) and (g.min() < -MAX_GRADE or g.max() > MAX_GRADE):
         i = int(np.flatnonzero(np.abs(g.astype(np.int64)) > MAX_GRADE)[0])
