@@ -471,3 +471,32 @@ def test_library_input_errors_name_the_argument(make, kind, msg):
     runs, qrels = make(*_frames())
     with pytest.raises(kind, match=msg) as e: prepare(runs, qrels)
     assert "\n" not in str(e.value)
+
+
+# --- a gzip bomb is refused with memory bounded by the chunk size -------------------------------------------------
+
+def test_gzip_bomb_is_counted_with_bounded_memory(tmp_path):
+    import tracemalloc
+    import zlib
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = tmp_path / "bomb.gz"
+    bomb.write_bytes(b"".join([c.compress(bytes(1 << 24)) for _ in range(16)] + [c.flush()]))    # 256 MiB of zeros
+    tracemalloc.start()
+    try:
+        with pytest.raises(TrecFormatError, match=r"bomb\.gz: decompresses to more than 201,326,592 bytes"):
+            read_run(bomb, max_bytes=192 << 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally: tracemalloc.stop()
+    assert peak < 80 << 20, peak          # the chunks, not the cap (before: the whole 192 MiB, twice over)
+
+def test_gzip_inflating_like_a_bomb_within_the_cap_is_read_whole(tmp_path, monkeypatch):
+    import irinnov.core.read as rd
+    monkeypatch.setattr(rd, "_GZ_KEEP", 1000)      # a small file takes the bomb's path: counted, then read again
+    monkeypatch.setattr(rd, "_GZ_OUT", 512)
+    monkeypatch.setattr(rd, "_GZ_IN", 64)
+    lines = b"".join(f"1 Q0 d{i} {i + 1} {1000 - i} r\n".encode() for i in range(400))
+    f = tmp_path / "input.z.gz"
+    f.write_bytes(gzip.compress(lines) + gzip.compress(b"2 Q0 a 1 1 r\n") + bytes(8))
+    got = read_run(f)
+    assert len(got) == 401 and got.doc.iloc[-2] == "d399" and got["query"].iloc[-1] == "2"
+    with pytest.raises(TrecFormatError, match="decompresses to more than 5,000 bytes"): read_run(f, max_bytes=5000)

@@ -93,26 +93,41 @@ def _too_big(path, cap: int, what: str = "holds") -> TrecFormatError:
     return TrecFormatError(path, None, f"{what} more than {cap:,} bytes; raise the cap with max_bytes= or "
                                        "IRINNOV_MAX_FILE_BYTES if this file is meant to be that big")
 
-def _gunzip(path, buf, cap: int) -> bytes:
-    "Every gzip member of `buf`, decompressed and checked (CRC, length, truncation, trailing bytes), at most `cap` bytes."
-    out, data = [], memoryview(buf)
-    total = 0
+_GZ_IN = 1 << 16       # compressed bytes fed to zlib at a time
+_GZ_OUT = 1 << 24      # and at most this many bytes taken out per call
+_GZ_KEEP = 1 << 25     # past this much output, a file that inflates more than _GZ_RATIO times is only counted
+_GZ_RATIO = 200        # TREC text inflates 5-20 times; a bomb of zeros, about 1,000
+
+def _gunzip(path, buf, cap: int, keep: bool = False) -> bytes | bytearray:
+    "Every gzip member of `buf`, decompressed and checked (CRC, length, truncation, trailing bytes), at most `cap` "
+    "bytes; a file inflating like a bomb is counted first with memory bounded by the chunk size (`keep`: never)."
+    # The output is counted while streaming: a bomb stops at the cap having held a few tens of MB, not the cap
+    # itself (a 5 MB gzip of 5 GiB of zeros: 8.3 GB and 47 s before; now the chunks only). A file that inflates like
+    # one and stays within the cap is then decompressed a second time, keeping its bytes.
+    data, n = memoryview(buf), len(buf)
+    out, total, start, kept = bytearray(), 0, 0, True
     while True:
-        d = zlib.decompressobj(31)
-        try: part = d.decompress(data, cap - total + 1)      # output stops one byte past the cap: a bomb stops there
-        except zlib.error as e: raise TrecFormatError(path, None, f"corrupt gzip data ({e})") from None
-        total += len(part)
-        if total > cap: raise _too_big(path, cap, "decompresses to")
-        out.append(part)
-        if not d.eof:
-            if d.unconsumed_tail: raise _too_big(path, cap, "decompresses to")
-            raise TrecFormatError(path, None, "truncated gzip file (the compressed data ends early)")
-        data = d.unused_data
-        if not data or not any(data): break                   # end, or zero padding (as gzip itself accepts)
-        if data[:2] != b"\x1f\x8b":
-            raise TrecFormatError(path, None, f"{len(data)} bytes of trailing garbage after the gzip data")
-        data = memoryview(data)
-    return out[0] if len(out) == 1 else b"".join(out)
+        d, pos = zlib.decompressobj(31), start
+        while not d.eof:
+            if d.unconsumed_tail: chunk = d.unconsumed_tail
+            elif pos < n: chunk, pos = data[pos:pos + _GZ_IN], min(n, pos + _GZ_IN)
+            else: raise TrecFormatError(path, None, "truncated gzip file (the compressed data ends early)")
+            try: part = d.decompress(chunk, _GZ_OUT)
+            except zlib.error as e: raise TrecFormatError(path, None, f"corrupt gzip data ({e})") from None
+            total += len(part)
+            if total > cap: raise _too_big(path, cap, "decompresses to")
+            if kept:
+                out += part          # (a large bytearray grows in place: no copy of what it holds)
+                if not keep and total > _GZ_KEEP and total > _GZ_RATIO * pos: kept, out = False, bytearray()
+            del part
+        start = pos - len(d.unused_data)
+        rest = data[start:]
+        if not len(rest) or not bytes(rest[:1 << 20]).strip(b"\0") and not bytes(rest).strip(b"\0"):
+            break                                             # end, or zero padding (as gzip itself accepts)
+        if rest[:2] != b"\x1f\x8b":
+            raise TrecFormatError(path, None, f"{len(rest)} bytes of trailing garbage after the gzip data")
+    return out if kept else _gunzip(path, buf, cap, keep=True)
+
 
 # %% ../../nbs/00a_read.ipynb #b7d41218
 def _read_bytes(path, max_bytes: int | None = None) -> bytes | bytearray:
@@ -132,7 +147,10 @@ def _read_bytes(path, max_bytes: int | None = None) -> bytes | bytearray:
             buf = bytearray(size)
         n = f.readinto(buf)
         if n < size: del buf[n:]
-        buf += f.read(cap + 1 - len(buf))   # what fstat did not count (a file grown since, a pipe, /dev/zero): capped
+        while len(buf) <= cap:              # what fstat did not count (a file grown since, a pipe, /dev/zero): capped,
+            more = f.read(min(1 << 20, cap + 1 - len(buf)))   # a MB at a time (read(n) reserves n bytes at once)
+            if not more: break
+            buf += more
         if len(buf) > cap: raise _too_big(path, cap)
     if size <= _REUSED: _BUF.data = buf
     return _gunzip(path, buf, cap) if buf[:2] == b"\x1f\x8b" else buf
