@@ -500,3 +500,16 @@ def test_gzip_inflating_like_a_bomb_within_the_cap_is_read_whole(tmp_path, monke
     got = read_run(f)
     assert len(got) == 401 and got.doc.iloc[-2] == "d399" and got["query"].iloc[-1] == "2"
     with pytest.raises(TrecFormatError, match="decompresses to more than 5,000 bytes"): read_run(f, max_bytes=5000)
+
+
+def test_partial_downloads_of_killed_fetches_are_removed(tmp_path):
+    import hashlib
+    from irinnov.datasets import _copy_verified
+    dest = tmp_path / "runs" / "input.x.gz"
+    dest.parent.mkdir()
+    dead, live = dest.parent / ".input.x.gz.999999999-abc.part", dest.parent / f".input.x.gz.{os.getppid()}-abc.part"
+    other = dest.parent / ".input.y.gz.999999999-abc.part"
+    for p in (dead, live, other): p.write_bytes(b"half")
+    data = b"1 Q0 a 1 1 x\n"
+    _copy_verified(lambda: [data], dest, hashlib.sha256(data).hexdigest(), "x", "here")
+    assert dest.read_bytes() == data and not dead.exists() and live.exists() and other.exists()
