@@ -513,3 +513,24 @@ def test_partial_downloads_of_killed_fetches_are_removed(tmp_path):
     data = b"1 Q0 a 1 1 x\n"
     _copy_verified(lambda: [data], dest, hashlib.sha256(data).hexdigest(), "x", "here")
     assert dest.read_bytes() == data and not dead.exists() and live.exists() and other.exists()
+
+
+# --- command line: an empty -m, a topic named 'all', a run file named with a newline -------------------------------
+
+def test_cli_refuses_an_empty_measure_a_topic_named_all_and_a_newline_in_a_run_name(tmp_path, capsys):
+    from irinnov.cli import main
+    q, r = tmp_path / "q", tmp_path / "input.r"
+    q.write_bytes(Q); r.write_bytes(R)
+    assert main(["evaluate", str(q), str(r), "-m", ""]) == 2
+    assert "-m: no measure named (an empty -m)" in capsys.readouterr().err
+    bad = tmp_path / "input.a\nb"
+    bad.write_bytes(R)
+    assert main(["evaluate", str(q), str(bad), "-m", "map"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "a file name holding a control character" in err
+    qa, ra = tmp_path / "qa", tmp_path / "input.ra"
+    qa.write_bytes(Q.replace(b"1 0 ", b"all 0 ")); ra.write_bytes(R.replace(b"1 Q0 ", b"all Q0 "))
+    for fmt in ("json", "tsv"):
+        assert main(["evaluate", str(qa), str(ra), "-m", "map", "-q", "--format", fmt]) == 2
+        assert "a topic named 'all' cannot be told from the means" in capsys.readouterr().err
+    assert main(["evaluate", str(qa), str(ra), "-m", "map", "-q"]) == 0          # trec_eval's own layout: as trec_eval

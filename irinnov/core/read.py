@@ -616,6 +616,9 @@ def system_files(files: list  # run files
     names = {}
     for f in files:
         n = system_name(f)
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in n):   # a newline would break trec_eval's output lines
+            raise ValueError(f"{str(f)!r}: a file name holding a control character (newline, tab, ...) cannot name a "
+                             "system; rename the file or pass tag=True")
         if n in names: raise ValueError(f"{f}: system name {n!r} already taken by {names[n]}; rename one file or pass tag=True")
         names[n] = f
     return names
