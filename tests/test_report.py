@@ -503,6 +503,12 @@ def test_writes_are_atomic_and_never_follow_symlinks(tmp_path, rep, monkeypatch)
     write_report(rep, out_dir=out, title="sixth", formats="csv")
     assert "<title>sixth</title>" in (out / "report.html").read_text() and not list(out.glob("*.parquet"))
     with pytest.raises(ValueError, match="out_dir: empty path"): write_report(rep, out_dir="")
+    import errno
+    def full(*a, **k): raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(report_html, "_render", full)                  # a full disk (or ulimit -f) names the folder
+    with pytest.raises(OSError, match=rf"No space left on device while writing the report: '{re.escape(str(out))}'"):
+        write_report(rep, out_dir=out)
+    assert "<title>sixth</title>" in (out / "report.html").read_text()
 
 
 def test_unusable_or_busy_output_folder(tmp_path, rep, monkeypatch):

@@ -766,8 +766,10 @@ def _spaced_row(col) -> int | None:
         if len(c) and c.buffers()[2] is not None:
             off = np.frombuffer(c.buffers()[1], np.int64 if pa.types.is_large_string(c.type) else np.int32)
             off = off[c.offset:c.offset + len(c) + 1]
-            hit = np.flatnonzero(_WS[np.frombuffer(c.buffers()[2], np.uint8)[off[0]:off[-1]]])
-            if len(hit): return at + int(np.searchsorted(off, off[0] + hit[0], side="right")) - 1
+            b = np.frombuffer(c.buffers()[2], np.uint8)[off[0]:off[-1]]
+            if (b <= 32).any():       # (one comparison; the exact look-up only where some byte may be a space)
+                hit = np.flatnonzero(_WS[b])
+                if len(hit): return at + int(np.searchsorted(off, off[0] + hit[0], side="right")) - 1
         at += len(c)
     return None
 
