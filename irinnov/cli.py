@@ -162,6 +162,7 @@ def _specs(names: list, threshold: int):
     from irinnov import metrics
     from irinnov.measures import MeasureError, parse_measure
     classic, innovation = [], []
+    if not names: raise CliError("-m: no measure named (an empty -m); give one or more, e.g. -m map or -m 'P@10 U'", 2)
     for n in names:
         try:
             if metrics.trec_eval_name(n):
@@ -188,6 +189,9 @@ def evaluate_command(args, # the parsed command line
     opts = options_of(args)
     classic, innovation = _specs(split_measures(args.measure or DEFAULT_MEASURES), opts.threshold)  # before any reading
     qrels = read_qrels(args.qrels, comments=opts.trec_eval == "10")      # trec_eval 10.0 skips lines starting with '#'
+    if args.q and args.format != "table" and (qrels["query"] == "all").any():
+        raise CliError(f"{args.qrels}: a topic named 'all' cannot be told from the means (query 'all') in "
+                       f"{args.format} output; rename the topic", 2)
     if wants_dask(args):                            # sharded by topic on Dask: the same records, gathered
         from irinnov.scale import trec_eval_records_sharded
         with dask_client_of(args) as client:

@@ -172,11 +172,24 @@ def _cached_sum(path: Path, packed: bool) -> str | None:
         return sha256(path, gunzip=packed)
     except (OSError, EOFError): return "unreadable"
 
+def _stale_parts(dest: Path):
+    "Remove the partial downloads of `dest` left by fetches that were killed (their process is gone)."
+    pat = re.compile(re.escape(f".{dest.name}.") + r"(\d+)-[^/]*\.part")
+    try: entries = list(dest.parent.iterdir())
+    except OSError: return
+    for p in entries:
+        m = pat.fullmatch(p.name)
+        if m and int(m.group(1)) != os.getpid() and p.is_file() and not p.is_symlink():
+            try: os.kill(int(m.group(1)), 0)       # signal 0: only asks whether the process exists
+            except ProcessLookupError: p.unlink(missing_ok=True)
+            except (PermissionError, OverflowError): pass
+
 def _copy_verified(read_chunks, dest: Path, expected: str, what: str, origin: str, expected_size: int | None = None,
                    bar=None, pack: bool = False) -> None:
     "Stream chunks into a temp file next to `dest` (gzip-compressed with `pack`), check size and sha256, move it into place."
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+    _stale_parts(dest)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.{os.getpid()}-", suffix=".part")
     try:
         h, n = hashlib.sha256(), 0
         with os.fdopen(fd, "wb") as raw:

@@ -354,3 +354,183 @@ def test_word_hash_equal_exactly_where_strings_are():
             assert len({next(iter(s)) for s in by_value.values()}) == len(by_value)   # distinct strings, distinct hashes
     assert _hash64(pa.array(["x" * 257])) is None               # longer strings: left to dictionary codes
     assert len(_hash64(pa.array([], pa.string()))) == 0
+
+
+# --- bytes read as trec_eval reads them (9.0.8 and 10.0, built from the shared sources), or refused at file:line ---
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import oracle_build as ob      # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def trec_eval(tmp_path_factory):
+    why = ob.why_not()
+    if why: pytest.skip(why)
+    d = tmp_path_factory.mktemp("oracles")
+    return {v: ob._make(ob.ORACLES / folder, d / folder, False) for v, folder in ob.VERSIONS.items()}
+
+
+def _campaign():
+    rng = random.Random(3)
+    q = b"".join(f"{t} 0 D1_{d} {rng.randint(0, 2 if t == 1 else 1)}\n".encode() for t in (1, 2) for d in range(20))
+    r = b"".join(f"{t} Q0 D1_{d} {k + 1} {30 - k}.5 runA\n".encode()
+                 for t in (1, 2) for k, d in enumerate(rng.sample(range(25), 15)))
+    return q, r
+
+_MEASURES = ["-m", "map", "-m", "P.5", "-m", "ndcg"]
+
+def _theirs(binary, q, r):
+    p = subprocess.run([str(binary), *_MEASURES, str(q), str(r)], capture_output=True, text=True)
+    return p.returncode, [line.split() for line in p.stdout.splitlines()]
+
+def _ours(q, r, capsys):
+    from irinnov.cli import main
+    capsys.readouterr()
+    code = main(["evaluate", str(q), str(r), *_MEASURES])
+    out, err = capsys.readouterr()
+    return code, [line.split() for line in out.splitlines()], err.strip()
+
+Q, R = _campaign()
+_SAME = {      # trec_eval gives a number: irinnov must give the same one
+    "crlf": (Q.replace(b"\n", b"\r\n"), R.replace(b"\n", b"\r\n")),
+    "vt-ff-separators": (Q.replace(b" 0 ", b"\x0b0\x0c"), R.replace(b" runA", b"\x0brunA").replace(b" Q0", b"\x0cQ0")),
+    "cr-separator": (Q, R.replace(b" Q0 ", b"\rQ0\r")),
+    "leading-spaces": (Q.replace(b"\n1 ", b"\n  1 "), b" \t" + R.replace(b"\n", b"\n\t ")[:-2]),
+    "plus-grade": (Q.replace(b" 1\n", b" +1\n").replace(b" 2\n", b" 02\n"), R),
+    "blank-run-lines": (Q, b"\n\n" + R.replace(b"\n", b"\n \n")),
+}
+_REFUSED = {   # trec_eval reads these otherwise than a text reader would (or crashes): refused at file:line
+    "hex-grade": (Q.replace(b"D1_3 1\n", b"D1_3 0x1\n").replace(b"D1_3 2\n", b"D1_3 0X2\n").replace(b"D1_3 0\n", b"D1_3 0x7fff\n"),
+                  R, r"q:4: grade '0x(1|7fff)' is not an integer \(trec_eval reads it as 0\)|q:4: grade '0X2' is not an integer"),
+    "wrapping-hex-grade": (Q.replace(b"D1_5 ", b"D1_5 0xFFFFFFFFFFFFFFFF#").split(b"#")[0] + b"\n" + Q.split(b"D1_5 ")[1].split(b"\n", 1)[1],
+                           R, r"q:6: grade '0xFFFFFFFFFFFFFFFF' is not an integer \(trec_eval reads it as 0\)"),
+    "cr-in-run-id": (Q, R.replace(b"Q0 D1_1", b"Q0 D1_\r1", 1), r"input\.r:\d+: expected 6 columns in a run line, found 7"),
+    "cr-in-qrels-id": (Q.replace(b"0 D1_4 ", b"0 D1_\r4 ", 1), R, r"q:5: expected 4 columns in a qrels line, found 5"),
+    "vt-in-run-id": (Q, R.replace(b"Q0 D1_1", b"Q0 D1_\x0b1", 1), r"input\.r:\d+: expected 6 columns in a run line, found 7"),
+    "nul-in-id": (Q, R.replace(b"Q0 D1_1", b"Q0 D1_\x001", 1), r"input\.r:\d+: a NUL byte"),
+    "bom-run": (Q, b"\xef\xbb\xbf" + R, r"input\.r:1: the file starts with a UTF-8 byte order mark"),
+    "bom-qrels": (b"\xef\xbb\xbf" + Q, R, r"q:1: the file starts with a UTF-8 byte order mark"),
+    "score-underscore": (Q, R.replace(b" 17.5 ", b" 1_000 "), r"input\.r:14: score '1_000' is not a number \(trec_eval reads it as 1\)"),
+    "score-fullwidth": (Q, R.replace(b" 17.5 ", " １２ ".encode()), r"input\.r:14: score '１２' is not a number \(trec_eval reads it as 0\)"),
+    "score-arabic": (Q, R.replace(b" 17.5 ", " ١ ".encode()), r"input\.r:14: score '١' is not a number"),
+    "grade-underscore": (Q.replace(b"D1_7 ", b"D1_7 1_"), R, r"q:8: grade '1_\d' is not an integer \(trec_eval reads it as 1\)"),
+    "grade-arabic": (Q.replace(b"D1_7 ", "D1_7 ١".encode()), R, r"q:8: grade '١\d' is not an integer"),
+    "grade-fullwidth": (Q.replace(b"D1_7 ", "D1_7 ２".encode()), R, r"q:8: grade '２\d' is not an integer"),
+    "grade-overflow": (Q.replace(b"D1_7 ", b"D1_7 99999999999999999999999"), R, r"q:8: grade 99999999999999999999999\d is outside"),
+    "blank-lines-then-bad": (Q, b"\n\n\n" + R.replace(b" 17.5 ", b" oops "), r"input\.r:17: score 'oops' is not a number"),
+    "long-topic": (Q + b"T" * 20000 + b" 0 D1_1 1\n", R, r"q:41: query id of 20,000 bytes; ids longer than 1,024 bytes are refused"),
+    "long-doc": (Q, R + b"1 Q0 " + b"D" * 2000 + b" 99 3 runA\n", r"input\.r:31: document id of 2,000 bytes"),
+}
+
+@pytest.mark.parametrize("case", sorted(_SAME))
+def test_bytes_give_trec_eval_numbers(trec_eval, tmp_path, capsys, case):
+    q, r = tmp_path / "q", tmp_path / "input.r"
+    q.write_bytes(_SAME[case][0]); r.write_bytes(_SAME[case][1])
+    code, mine, err = _ours(q, r, capsys)
+    assert code == 0, err
+    for v, binary in trec_eval.items():
+        c, theirs = _theirs(binary, q, r)
+        assert c == 0 and theirs == mine, (v, theirs, mine)
+    q.write_bytes(Q); r.write_bytes(R)
+    assert _ours(q, r, capsys)[1] == mine          # the clean files' numbers: the bytes changed nothing
+
+@pytest.mark.parametrize("case", sorted(_REFUSED))
+def test_bytes_read_otherwise_by_trec_eval_are_refused_at_their_line(trec_eval, tmp_path, capsys, case):
+    qb, rb, msg = _REFUSED[case]
+    q, r = tmp_path / "q", tmp_path / "input.r"
+    q.write_bytes(qb); r.write_bytes(rb)
+    code, mine, err = _ours(q, r, capsys)
+    assert code != 0 and not mine and len(err.splitlines()) == 1, err
+    import re
+    assert re.search(msg, err), err
+    outcome = {v: _theirs(binary, q, r)[0] for v, binary in trec_eval.items()}   # what trec_eval does instead
+    if case == "nul-in-id": assert outcome["9"] < 0                  # 9.0.8 crashes (SIGSEGV)
+    if case == "cr-in-qrels-id": assert outcome["9"] and outcome["10"]     # "Malformed line 5": refused by both
+
+
+# --- library input: one-line errors naming the argument -----------------------------------------------------------
+
+@pytest.mark.parametrize("make, kind, msg", [
+    (lambda R, Q: (R.assign(score=[True, False, True]), Q), TypeError, r"runs: score True is a bool, expected a number"),
+    (lambda R, Q: (R, Q.assign(grade=[True, False])), TypeError, r"qrels: grade True is a bool, expected a number"),
+    (lambda R, Q: (R, Q.assign(grade=[1.0, np.inf])), ValueError, r"qrels: non-integer grade inf for query 'q1', doc 'c'"),
+    (lambda R, Q: (R.assign(doc=["a", 5, "c"]), Q), TypeError, r"runs: doc 5 \(int\) is not a string id"),
+    (lambda R, Q: (R, Q.assign(doc=["a", 5])), TypeError, r"qrels: doc 5 \(int\) is not a string id"),
+    (lambda R, Q: (None, Q), TypeError, r"runs: got NoneType, expected a DataFrame"),
+    (lambda R, Q: (R, 5), TypeError, r"qrels: got int, expected a DataFrame"),
+    (lambda R, Q: (R.assign(doc=[" a", "b", " c"]), Q), ValueError, r"runs: doc ' a' holds whitespace for system 's', query 'q1' \(row 0\); trec_eval splits"),
+    (lambda R, Q: (R, Q.assign(doc=["a", "c\t"])), ValueError, r"qrels: doc 'c\\t' holds whitespace"),
+    (lambda R, Q: ({"q1": {"a b": 1.0}}, Q), ValueError, r"runs: doc 'a b' holds whitespace"),
+])
+def test_library_input_errors_name_the_argument(make, kind, msg):
+    runs, qrels = make(*_frames())
+    with pytest.raises(kind, match=msg) as e: prepare(runs, qrels)
+    assert "\n" not in str(e.value)
+
+
+# --- a gzip bomb is refused with memory bounded by the chunk size -------------------------------------------------
+
+def test_gzip_bomb_is_counted_with_bounded_memory(tmp_path):
+    import tracemalloc
+    import zlib
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = tmp_path / "bomb.gz"
+    bomb.write_bytes(b"".join([c.compress(bytes(1 << 24)) for _ in range(16)] + [c.flush()]))    # 256 MiB of zeros
+    tracemalloc.start()
+    try:
+        with pytest.raises(TrecFormatError, match=r"bomb\.gz: decompresses to more than 201,326,592 bytes"):
+            read_run(bomb, max_bytes=192 << 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally: tracemalloc.stop()
+    assert peak < 80 << 20, peak          # the chunks, not the cap (before: the whole 192 MiB, twice over)
+
+def test_gzip_inflating_like_a_bomb_within_the_cap_is_read_whole(tmp_path, monkeypatch):
+    import irinnov.core.read as rd
+    monkeypatch.setattr(rd, "_GZ_KEEP", 1000)      # a small file takes the bomb's path: counted, then read again
+    monkeypatch.setattr(rd, "_GZ_OUT", 512)
+    monkeypatch.setattr(rd, "_GZ_IN", 64)
+    lines = b"".join(f"1 Q0 d{i} {i + 1} {1000 - i} r\n".encode() for i in range(400))
+    f = tmp_path / "input.z.gz"
+    f.write_bytes(gzip.compress(lines) + gzip.compress(b"2 Q0 a 1 1 r\n") + bytes(8))
+    got = read_run(f)
+    assert len(got) == 401 and got.doc.iloc[-2] == "d399" and got["query"].iloc[-1] == "2"
+    with pytest.raises(TrecFormatError, match="decompresses to more than 5,000 bytes"): read_run(f, max_bytes=5000)
+
+
+def test_partial_downloads_of_killed_fetches_are_removed(tmp_path):
+    import hashlib
+    from irinnov.datasets import _copy_verified
+    dest = tmp_path / "runs" / "input.x.gz"
+    dest.parent.mkdir()
+    dead, live = dest.parent / ".input.x.gz.999999999-abc.part", dest.parent / f".input.x.gz.{os.getppid()}-abc.part"
+    other = dest.parent / ".input.y.gz.999999999-abc.part"
+    for p in (dead, live, other): p.write_bytes(b"half")
+    data = b"1 Q0 a 1 1 x\n"
+    _copy_verified(lambda: [data], dest, hashlib.sha256(data).hexdigest(), "x", "here")
+    assert dest.read_bytes() == data and not dead.exists() and live.exists() and other.exists()
+
+
+# --- command line: an empty -m, a topic named 'all', a run file named with a newline -------------------------------
+
+def test_cli_refuses_an_empty_measure_a_topic_named_all_and_a_newline_in_a_run_name(tmp_path, capsys):
+    from irinnov.cli import main
+    q, r = tmp_path / "q", tmp_path / "input.r"
+    q.write_bytes(Q); r.write_bytes(R)
+    assert main(["evaluate", str(q), str(r), "-m", ""]) == 2
+    assert "-m: no measure named (an empty -m)" in capsys.readouterr().err
+    bad = tmp_path / "input.a\nb"
+    bad.write_bytes(R)
+    assert main(["evaluate", str(q), str(bad), "-m", "map"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "a file name holding a control character" in err
+    qa, ra = tmp_path / "qa", tmp_path / "input.ra"
+    qa.write_bytes(Q.replace(b"1 0 ", b"all 0 ")); ra.write_bytes(R.replace(b"1 Q0 ", b"all Q0 "))
+    for fmt in ("json", "tsv"):
+        assert main(["evaluate", str(qa), str(ra), "-m", "map", "-q", "--format", fmt]) == 2
+        assert "a topic named 'all' cannot be told from the means" in capsys.readouterr().err
+    assert main(["evaluate", str(qa), str(ra), "-m", "map", "-q"]) == 0          # trec_eval's own layout: as trec_eval

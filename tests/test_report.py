@@ -450,32 +450,65 @@ def test_writes_are_atomic_and_never_follow_symlinks(tmp_path, rep, monkeypatch)
     out.mkdir()
     victim = tmp_path / "victim.csv"
     victim.write_text("keep me")
-    (out / "systems.csv").symlink_to(victim)
-    (out / "report.html").symlink_to(victim)
-    write_report(rep, out_dir=out)
-    assert victim.read_text() == "keep me"
-    assert not (out / "systems.csv").is_symlink() and not (out / "report.html").is_symlink()
-    first = (out / "report.html").read_text()
-    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []     # no staging folder, no lock left
+    for name in ("systems.csv", "report.html"):          # a file no report wrote is refused, never written through
+        (out / name).symlink_to(victim)
+        with pytest.raises(FileExistsError, match=rf"{name} was not written by irinnov"): write_report(rep, out_dir=out)
+        assert victim.read_text() == "keep me" and (out / name).is_symlink()
+        (out / name).unlink()
+    (out / "notes.txt").write_text("mine")               # the user's other files and folders stay
+    (out / "sub").mkdir()
+    (out / "sub" / "x").write_text("y")
+    write_report(rep, out_dir=out, title="first")
+    listing = lambda: sorted(p.name for p in out.iterdir())
+    first, files = (out / "report.html").read_text(), listing()
+    assert "notes.txt" in files and (out / "sub" / "x").read_text() == "y" and "systems.parquet" in files
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []              # no staging folder, no lock
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []         # nor beside the folder
     # an interrupted re-run leaves the previous files as they were
     monkeypatch.setattr(report_html, "plot_power", lambda r: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt): write_report(rep, out_dir=out, title="second")
     assert (out / "report.html").read_text() == first
-    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []
     monkeypatch.undo()
-    # interrupted while moving files into place: the old page is gone before any table changes, so no page disagrees
-    calls = []
-    real_replace = report_html.os.replace
-    def flaky(a, b):
-        calls.append(b)
-        if len(calls) == 3: raise KeyboardInterrupt()
-        real_replace(a, b)
-    monkeypatch.setattr(report_html.os, "replace", flaky)
-    with pytest.raises(KeyboardInterrupt): write_report(rep, out_dir=out, title="third")
-    monkeypatch.undo()
-    assert not (out / "report.html").exists()
-    write_report(rep, out_dir=out, title="fourth")
+    # interrupted at any step of the publication: the whole old report, never a mix
+    for k in range(1, 20):
+        calls = []
+        def step(real):
+            def f(*a, **kw):
+                calls.append(1)
+                if len(calls) == k: raise KeyboardInterrupt()
+                return real(*a, **kw)
+            return f
+        monkeypatch.setattr(report_html.os, "link", step(os.link))
+        monkeypatch.setattr(report_html.os, "rename", step(os.rename))
+        monkeypatch.setattr(report_html, "_exchange", step(report_html._exchange))
+        try: write_report(rep, out_dir=out, title="third")
+        except KeyboardInterrupt: pass
+        else: break                                     # every step interrupted once; this time it went through
+        finally: monkeypatch.undo()
+        assert (out / "report.html").read_text() == first and listing() == files, k
+        assert (out / "sub" / "x").read_text() == "y" and (out / "notes.txt").read_text() == "mine"
+    assert k == 5 and "<title>third</title>" in (out / "report.html").read_text()    # link, rename, link, swap
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    # a table the new report does not write leaves with the old one; a killed run's staging folders are removed
+    (tmp_path / ".out.irinnov-999999999-abc").mkdir()
+    (out / ".irinnov-report-old").mkdir()
+    write_report(rep, out_dir=out, title="fourth", formats="csv")
     assert "<title>fourth</title>" in (out / "report.html").read_text()
+    assert not list(out.glob("*.parquet")) and (out / "notes.txt").exists() and (out / "sub" / "x").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
+    # where the swap is impossible: moved one by one, the old page first; the stale Parquet files still go
+    write_report(rep, out_dir=out, title="fifth")
+    monkeypatch.setattr(report_html, "_exchange", lambda a, b: False)
+    write_report(rep, out_dir=out, title="sixth", formats="csv")
+    assert "<title>sixth</title>" in (out / "report.html").read_text() and not list(out.glob("*.parquet"))
+    with pytest.raises(ValueError, match="out_dir: empty path"): write_report(rep, out_dir="")
+    import errno
+    def full(*a, **k): raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(report_html, "_render", full)                  # a full disk (or ulimit -f) names the folder
+    with pytest.raises(OSError, match=rf"No space left on device while writing the report: '{re.escape(str(out))}'"):
+        write_report(rep, out_dir=out)
+    assert "<title>sixth</title>" in (out / "report.html").read_text()
 
 
 def test_unusable_or_busy_output_folder(tmp_path, rep, monkeypatch):

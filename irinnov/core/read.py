@@ -23,9 +23,9 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 # %% auto #0
-__all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'RUN_FILE_COLUMNS', 'RUN_FILE_TYPES', 'MAX_GRADE', 'progress', 'TrecFormatError',
-           'line_numbers', 'read_columns', 'system_name', 'mark_unique', 'read_run', 'run_files', 'run_file_paths',
-           'system_files', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels']
+__all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'MAX_ID_BYTES', 'RUN_FILE_COLUMNS', 'RUN_FILE_TYPES', 'MAX_GRADE', 'progress',
+           'TrecFormatError', 'line_numbers', 'read_columns', 'system_name', 'mark_unique', 'read_run', 'run_files',
+           'run_file_paths', 'system_files', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels']
 
 # %% ../../nbs/00a_read.ipynb #cf1c2b52
 def progress(iterable=None, total=None, desc: str | None = None, **kw):
@@ -93,26 +93,41 @@ def _too_big(path, cap: int, what: str = "holds") -> TrecFormatError:
     return TrecFormatError(path, None, f"{what} more than {cap:,} bytes; raise the cap with max_bytes= or "
                                        "IRINNOV_MAX_FILE_BYTES if this file is meant to be that big")
 
-def _gunzip(path, buf, cap: int) -> bytes:
-    "Every gzip member of `buf`, decompressed and checked (CRC, length, truncation, trailing bytes), at most `cap` bytes."
-    out, data = [], memoryview(buf)
-    total = 0
+_GZ_IN = 1 << 16       # compressed bytes fed to zlib at a time
+_GZ_OUT = 1 << 24      # and at most this many bytes taken out per call
+_GZ_KEEP = 1 << 25     # past this much output, a file that inflates more than _GZ_RATIO times is only counted
+_GZ_RATIO = 200        # TREC text inflates 5-20 times; a bomb of zeros, about 1,000
+
+def _gunzip(path, buf, cap: int, keep: bool = False) -> bytes | bytearray:
+    "Every gzip member of `buf`, decompressed and checked (CRC, length, truncation, trailing bytes), at most `cap` "
+    "bytes; a file inflating like a bomb is counted first with memory bounded by the chunk size (`keep`: never)."
+    # The output is counted while streaming: a bomb stops at the cap having held a few tens of MB, not the cap
+    # itself (a 5 MB gzip of 5 GiB of zeros: 8.3 GB and 47 s before; now the chunks only). A file that inflates like
+    # one and stays within the cap is then decompressed a second time, keeping its bytes.
+    data, n = memoryview(buf), len(buf)
+    out, total, start, kept = bytearray(), 0, 0, True
     while True:
-        d = zlib.decompressobj(31)
-        try: part = d.decompress(data, cap - total + 1)      # output stops one byte past the cap: a bomb stops there
-        except zlib.error as e: raise TrecFormatError(path, None, f"corrupt gzip data ({e})") from None
-        total += len(part)
-        if total > cap: raise _too_big(path, cap, "decompresses to")
-        out.append(part)
-        if not d.eof:
-            if d.unconsumed_tail: raise _too_big(path, cap, "decompresses to")
-            raise TrecFormatError(path, None, "truncated gzip file (the compressed data ends early)")
-        data = d.unused_data
-        if not data or not any(data): break                   # end, or zero padding (as gzip itself accepts)
-        if data[:2] != b"\x1f\x8b":
-            raise TrecFormatError(path, None, f"{len(data)} bytes of trailing garbage after the gzip data")
-        data = memoryview(data)
-    return out[0] if len(out) == 1 else b"".join(out)
+        d, pos = zlib.decompressobj(31), start
+        while not d.eof:
+            if d.unconsumed_tail: chunk = d.unconsumed_tail
+            elif pos < n: chunk, pos = data[pos:pos + _GZ_IN], min(n, pos + _GZ_IN)
+            else: raise TrecFormatError(path, None, "truncated gzip file (the compressed data ends early)")
+            try: part = d.decompress(chunk, _GZ_OUT)
+            except zlib.error as e: raise TrecFormatError(path, None, f"corrupt gzip data ({e})") from None
+            total += len(part)
+            if total > cap: raise _too_big(path, cap, "decompresses to")
+            if kept:
+                out += part          # (a large bytearray grows in place: no copy of what it holds)
+                if not keep and total > _GZ_KEEP and total > _GZ_RATIO * pos: kept, out = False, bytearray()
+            del part
+        start = pos - len(d.unused_data)
+        rest = data[start:]
+        if not len(rest) or not bytes(rest[:1 << 20]).strip(b"\0") and not bytes(rest).strip(b"\0"):
+            break                                             # end, or zero padding (as gzip itself accepts)
+        if rest[:2] != b"\x1f\x8b":
+            raise TrecFormatError(path, None, f"{len(rest)} bytes of trailing garbage after the gzip data")
+    return out if kept else _gunzip(path, buf, cap, keep=True)
+
 
 # %% ../../nbs/00a_read.ipynb #b7d41218
 def _read_bytes(path, max_bytes: int | None = None) -> bytes | bytearray:
@@ -132,7 +147,10 @@ def _read_bytes(path, max_bytes: int | None = None) -> bytes | bytearray:
             buf = bytearray(size)
         n = f.readinto(buf)
         if n < size: del buf[n:]
-        buf += f.read(cap + 1 - len(buf))   # what fstat did not count (a file grown since, a pipe, /dev/zero): capped
+        while len(buf) <= cap:              # what fstat did not count (a file grown since, a pipe, /dev/zero): capped,
+            more = f.read(min(1 << 20, cap + 1 - len(buf)))   # a MB at a time (read(n) reserves n bytes at once)
+            if not more: break
+            buf += more
         if len(buf) > cap: raise _too_big(path, cap)
     if size <= _REUSED: _BUF.data = buf
     return _gunzip(path, buf, cap) if buf[:2] == b"\x1f\x8b" else buf
@@ -148,16 +166,33 @@ def _single_separators(a: np.ndarray, sep: int, step: int = 1 << 17) -> bool:
         if (s[1:] & e[:-1]).any() or (s[:-1] & e[1:]).any(): return False
     return True
 
+_SPACES = bytes.maketrans(b"\t\r\v\f", b"    ")
+
 def _normalise_ws(data: bytes) -> tuple[bytes, str]:
     "The bytes with single tabs or single spaces between columns, and that delimiter (messier whitespace folded)."
-    if b"\r" not in data:
+    # trec_eval splits fields at every byte C's isspace() names: a carriage return (ending a line or inside it), a
+    # vertical tab and a form feed separate columns as a space does (a memchr each: clean files are not copied)
+    if b"\r" not in data and b"\v" not in data and b"\f" not in data:
         tab = b"\t" in data
         if not (tab and b" " in data) and _single_separators(np.frombuffer(data, np.uint8), 9 if tab else 32):
             return data, "\t" if tab else " "          # the common, clean case: parsed as it is, no copy
-    data = bytes(data).replace(b"\r", b"").replace(b"\t", b" ")
+    data = bytes(data).translate(_SPACES)
     data = re.sub(rb" +", b" ", data)
     data = re.sub(rb"(?m)^ | $", b"", data)
     return data, " "
+
+_BOM = b"\xef\xbb\xbf"
+
+def _odd_bytes(path, data, start: bool = True, whole=None):
+    "Refuse the bytes trec_eval reads unlike a text reader: a UTF-8 byte order mark opening the file, a NUL anywhere."
+    if start and data[:3] == _BOM:       # trec_eval keeps it: the first line's query id is then another topic
+        raise TrecFormatError(path, 1, "the file starts with a UTF-8 byte order mark, which trec_eval reads as part "
+                                       "of the first query id; save the file without it")
+    if b"\0" in data:                    # trec_eval 9.0.8 crashes on it, or stops reading the file there
+        raw = bytes(whole() if whole is not None else data)
+        at = max(raw.find(b"\0"), 0)
+        raise TrecFormatError(path, raw.count(b"\n", 0, at) + 1, "a NUL byte (trec_eval cannot read past it): "
+                                                                  "the file is binary or corrupt")
 
 def _strip_comments(data):
     "The bytes with every line whose first non-blank character is `#` emptied (line numbers unchanged)."
@@ -170,8 +205,23 @@ def _block_size(n: int) -> int:
     return min(1 << 26, max(n + 1, 1 << 16))
 
 # %% ../../nbs/00a_read.ipynb #50f4bf93
+_INT = re.compile(rb"[+-]?[0-9]+")                # what `atol` reads whole: a sign, then ASCII digits
+_FLOAT = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity|nan)")
+
+def _c_reading(tok: bytes, kind: str) -> str:
+    "What trec_eval makes of a field (C's `atol` for grades, `atof` for scores), for a message; '' if unknown."
+    try:
+        import ctypes
+        f = getattr(ctypes.CDLL(None), "atol" if kind == "int" else "atof")
+        f.restype = ctypes.c_long if kind == "int" else ctypes.c_double
+        return f" (trec_eval reads it as {f(ctypes.c_char_p(tok)):g})" if kind == "float" else \
+               f" (trec_eval reads it as {f(ctypes.c_char_p(tok))})"
+    except (OSError, AttributeError, TypeError): return ""
+
 def _check_lines(path, data: bytes, ncols: int, kinds: dict, what: str):
     "Walk the lines of a file that pyarrow refused, raising `TrecFormatError` at the first bad one."
+    # fields are split as trec_eval splits them (bytes.split(): C's isspace bytes) and numbers read as pyarrow reads
+    # them (ASCII only: Python's float() and int() would take '1_000', '١' or '１２', which trec_eval reads otherwise)
     data = bytes(data)
     if not data.strip():
         raise TrecFormatError(path, None, f"empty {what} file")
@@ -185,12 +235,13 @@ def _check_lines(path, data: bytes, ncols: int, kinds: dict, what: str):
         for i, kind in kinds.items():
             tok = parts[i].decode(errors="replace")
             if kind == "float":
-                try: v = float(tok)
-                except ValueError: raise TrecFormatError(path, no, f"score {tok!r} is not a number") from None
-                if v != v: raise TrecFormatError(path, no, f"score is NaN")
+                if not _FLOAT.fullmatch(parts[i]):
+                    raise TrecFormatError(path, no, f"score {tok!r} is not a number{_c_reading(parts[i], kind)}")
+                if float(tok) != float(tok): raise TrecFormatError(path, no, f"score is NaN")
             elif kind == "int":
-                try: int(tok)
-                except ValueError: raise TrecFormatError(path, no, f"grade {tok!r} is not an integer") from None
+                if not _INT.fullmatch(parts[i]):
+                    raise TrecFormatError(path, no, f"grade {tok!r} is not an integer{_c_reading(parts[i], kind)}")
+                if abs(int(tok)) > MAX_GRADE: raise TrecFormatError(path, no, _GRADE_RANGE.format(tok))
 
 def line_numbers(data: bytes) -> np.ndarray:
     "Line number (1-based) of every non-blank line, aligned with pyarrow's rows."
@@ -238,12 +289,14 @@ def read_columns(path, names: list, types: dict, kinds: dict, what: str, include
     "`keep_bytes=False` a large plain file is read a piece at a time and no bytes are returned."
     def whole():
         data = _read_bytes(path, max_bytes)
+        _odd_bytes(path, data)
         return _normalise_ws(_strip_comments(data) if comments else data)
     if not keep_bytes and os.path.isfile(path) and os.path.getsize(path) > _REUSED:
         with open(path, "rb") as f: gz = f.read(2) == b"\x1f\x8b"
         if not gz:        # its own bytes never all in memory: a piece's bytes, then its columns (64 MB at a time)
             tables = []
-            for piece in _pieces(path, _max_bytes(max_bytes)):
+            for k, piece in enumerate(_pieces(path, _max_bytes(max_bytes))):
+                _odd_bytes(path, piece, k == 0, lambda: _read_bytes(path, max_bytes))
                 if comments: piece = _strip_comments(piece)
                 piece, delim = _normalise_ws(piece)
                 if not piece or piece.isspace(): continue
@@ -287,6 +340,8 @@ def mark_unique(df: pd.DataFrame) -> pd.DataFrame:
 
 def _is_marked(df: pd.DataFrame) -> bool:
     "Whether the frame still holds the very column arrays `mark_unique` saw (Arrow arrays cannot change in place)."
+    if not all(hasattr(getattr(df[c], "array", None), "__arrow_array__") for c in ("system", "query", "doc")):
+        return False          # only Arrow-backed frames are ever marked (an object column is not converted here)
     arrays = [_chunked(df[c]) for c in ("system", "query", "doc")]
     refs = _UNIQUE.get(id(arrays[2]))
     return refs is not None and all(r() is a for r, a in zip(refs, arrays))
@@ -441,6 +496,24 @@ def _duplicates_error(path, df: pd.DataFrame, keys: list, lines=None, what="run"
     return TrecFormatError(path, int(lines[rows[1]]) if lines is not None else None,
                            f"duplicate {what} entry for {desc}{where}; pass duplicates='first' to keep the first")
 
+# %% ../../nbs/00a_read.ipynb #8554e4ce
+MAX_ID_BYTES = 1024      # the longest query, document or run id read (in UTF-8 bytes); longer ones are refused
+
+def _long_id(path, cols: dict, lines_fn):
+    "Refuse an id longer than `MAX_ID_BYTES`, naming its line (`lines_fn()`: the line of every row)."
+    for name, col in cols.items():
+        at = 0
+        for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]):
+            if len(c):
+                off = np.frombuffer(c.buffers()[1], np.int64 if pa.types.is_large_string(c.type) else np.int32)
+                n = np.diff(off[c.offset:c.offset + len(c) + 1])
+                if int(n.max()) > MAX_ID_BYTES:
+                    row = at + int(np.argmax(n > MAX_ID_BYTES))
+                    what = {"query": "query id", "doc": "document id", "tag": "run tag"}.get(name, name)
+                    raise TrecFormatError(path, int(lines_fn()[row]), f"{what} of {int(n.max()):,} bytes; ids longer "
+                                          f"than {MAX_ID_BYTES:,} bytes are refused (TREC ids are short)")
+            at += len(c)
+
 # %% ../../nbs/00a_read.ipynb #6475466b
 RUN_FILE_COLUMNS = ["query", "q0", "doc", "rank", "score", "tag"]
 
@@ -465,6 +538,7 @@ def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False,
     if len(cols["score"]) > 1 << 20: _trim()      # the parser's freed blocks back to the system before the checks
     lines = lambda: data if data is not None else _normalise_ws(_strip_comments(_read_bytes(path, max_bytes))
                                                                  if comments else _read_bytes(path, max_bytes))[0]
+    _long_id(path, {k: v for k, v in cols.items() if k != "score"}, lambda: line_numbers(lines()))
     if pc.any(pc.is_nan(cols["score"])).as_py():
         _check_lines(path, lines(), 6, {4: "float"}, "run")
     if check and _maybe_duplicates([cols["query"], cols["doc"]] + ([cols["tag"]] if tag else [])):
@@ -542,6 +616,9 @@ def system_files(files: list  # run files
     names = {}
     for f in files:
         n = system_name(f)
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in n):   # a newline would break trec_eval's output lines
+            raise ValueError(f"{str(f)!r}: a file name holding a control character (newline, tab, ...) cannot name a "
+                             "system; rename the file or pass tag=True")
         if n in names: raise ValueError(f"{f}: system name {n!r} already taken by {names[n]}; rename one file or pass tag=True")
         names[n] = f
     return names
@@ -617,6 +694,25 @@ MAX_GRADE = 32767     # grades are held as int16 (−32768 marks "no grade"); la
 
 _GRADE_RANGE = "grade {} is outside −32767..32767 (irinnov holds grades as 16-bit integers; TREC grades are small)"
 
+_GRADE_BYTES = np.zeros(256, bool)
+_GRADE_BYTES[list(b"0123456789+-")] = True
+
+def _grades(path, col: pa.ChunkedArray, data) -> np.ndarray:
+    "Grades as trec_eval's `atol` reads them where it reads the whole field (a sign, then ASCII digits: '+1' is 1); "
+    "any other field ('0x1', '1.5', '١') refused at its line rather than read another way."
+    plus = False
+    for c in col.chunks:          # one look at the column's bytes: pyarrow's integer parser would take '0x1' as 1
+        if len(c) and c.buffers()[2] is not None:
+            off = np.frombuffer(c.buffers()[1], np.int32)[c.offset:c.offset + len(c) + 1]
+            b = np.frombuffer(c.buffers()[2], np.uint8)[off[0]:off[-1]]
+            if not _GRADE_BYTES[b].all(): _check_lines(path, data, 4, {3: "int"}, "qrels")
+            plus = plus or bool((b == 43).any())
+    if plus: col = pc.replace_substring_regex(col, r"^\+", "", max_replacements=1)
+    try: return pc.cast(col, pa.int64()).to_numpy()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):   # '1-2', '+', more digits than an int64 holds
+        _check_lines(path, data, 4, {3: "int"}, "qrels")
+        raise TrecFormatError(path, None, "cannot read the grades as integers") from None
+
 def read_qrels(path,                  # a TREC qrels file, plain or gzip
                subtopics: bool = False,  # column 2 holds subtopic ids (diversity qrels): keep it as `subtopic`
                *,
@@ -626,9 +722,11 @@ def read_qrels(path,                  # a TREC qrels file, plain or gzip
     "Read a TREC qrels file (plain or .gz) into `query, doc, grade` (plus `subtopic` with `subtopics=True`)."
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such qrels file")
     names = ["query", "iter", "doc", "grade"]
-    types = {"query": pa.string(), "iter": pa.string(), "doc": pa.string(), "grade": pa.int64()}
+    types = {"query": pa.string(), "iter": pa.string(), "doc": pa.string(), "grade": pa.string()}
     tbl, data = read_columns(path, names, types, {3: "int"}, "qrels", comments=comments, max_bytes=max_bytes)
-    grade = tbl.column("grade").to_numpy().astype(np.int64)
+    _long_id(path, {k: tbl.column(k) for k in (["query", "iter", "doc"] if subtopics else ["query", "doc"])},
+             lambda: line_numbers(data))
+    grade = _grades(path, tbl.column("grade"), data)
     out = np.flatnonzero(np.abs(grade) > MAX_GRADE)
     if len(out): raise TrecFormatError(path, int(line_numbers(data)[out[0]]), _GRADE_RANGE.format(int(grade[out[0]])))
     df = pd.DataFrame({"query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(), "grade": grade})
@@ -640,29 +738,68 @@ def read_qrels(path,                  # a TREC qrels file, plain or gzip
 # %% ../../nbs/00a_read.ipynb #1d7c6c09
 _ALIASES = {"query_id": "query", "doc_id": "doc", "relevance": "grade", "run_id": "system", "iteration": "iter"}
 
-def _frame(obj) -> pd.DataFrame:
+_EXPECTED = "a DataFrame, namedtuples, {query: {doc: value}} or a path"
+
+def _frame(obj, arg: str = "input") -> pd.DataFrame:
     if isinstance(obj, pd.DataFrame): return obj.rename(columns=_ALIASES)
+    if obj is None or isinstance(obj, (bytes, int, float, bool)) or not hasattr(obj, "__iter__"):
+        raise TypeError(f"{arg}: got {type(obj).__name__}, expected {_EXPECTED}")
     rows = list(obj)
     if not rows: raise ValueError("empty input: no rows")
     first = rows[0]
     if hasattr(first, "_fields"): return pd.DataFrame(rows, columns=list(first._fields)).rename(columns=_ALIASES)
     raise TypeError(f"cannot read rows of type {type(first).__name__}; give a DataFrame or namedtuples")
 
-def _row_error(df: pd.DataFrame, i: int, arg: str, what: str, keys) -> ValueError:
+def _row_error(df: pd.DataFrame, i: int, arg: str, what: str, keys, kind=ValueError, hint: str = "") -> ValueError:
     "One error naming the argument, what is wrong and the row's key values."
     r = df.iloc[i]
     where = ", ".join(f"{k} {r[k]!r}" for k in keys if k in df.columns and not (r[k] is None or r[k] != r[k]))
-    return ValueError(f"{arg}: {what}" + (f" for {where}" if where else "") + f" (row {i})")
+    return kind(f"{arg}: {what}" + (f" for {where}" if where else "") + f" (row {i})" + (f"; {hint}" if hint else ""))
 
-def _check_keys(df: pd.DataFrame, keys, arg: str):
-    "Refuse a missing (None/NaN) value in a key column, naming the argument and the row."
+_WS = np.zeros(256, bool)
+_WS[list(b" \t\n\v\f\r")] = True      # C's isspace bytes: trec_eval's field separators, never part of an id
+
+def _spaced_row(col) -> int | None:
+    "The first row of a string column whose value holds a whitespace byte (one look at its Arrow bytes), else None."
+    arr, at = _chunked(col), 0
+    for c in arr.chunks:
+        if len(c) and c.buffers()[2] is not None:
+            off = np.frombuffer(c.buffers()[1], np.int64 if pa.types.is_large_string(c.type) else np.int32)
+            off = off[c.offset:c.offset + len(c) + 1]
+            b = np.frombuffer(c.buffers()[2], np.uint8)[off[0]:off[-1]]
+            if (b <= 32).any():       # (one comparison; the exact look-up only where some byte may be a space)
+                hit = np.flatnonzero(_WS[b])
+                if len(hit): return at + int(np.searchsorted(off, off[0] + hit[0], side="right")) - 1
+        at += len(c)
+    return None
+
+def _check_keys(df: pd.DataFrame, keys, arg: str, frame: bool = False):
+    "Refuse a missing (None/NaN) value in a key column, and an id holding whitespace (which no TREC file can hold), "
+    "naming the argument and the row; `frame`: a frame taken as it is, whose object columns must hold only strings."
     for c in keys:
         if c in df.columns:
-            null = df[c].isna().to_numpy()
+            col = df[c]
+            null = col.isna().to_numpy()
             if null.any(): raise _row_error(df, int(np.flatnonzero(null)[0]), arg, f"{c} is missing (None/NaN)", keys)
+            if frame and col.dtype == object and pd.api.types.infer_dtype(col, skipna=False) != "string":
+                i = int(np.flatnonzero([not isinstance(v, str) for v in col])[0])
+                raise _row_error(df, i, arg, f"{c} {col.iloc[i]!r} ({type(col.iloc[i]).__name__}) is not a string id",
+                                 [k for k in keys if k != c], TypeError, "convert the column with .astype(str)")
+            if col.dtype == object or isinstance(col.dtype, pd.StringDtype):
+                i = _spaced_row(col.astype(str) if col.dtype == object and not frame else col)
+                if i is not None:
+                    raise _row_error(df, i, arg, f"{c} {str(col.iloc[i])!r} holds whitespace",
+                                     [k for k in keys if k != c], ValueError,
+                                     "trec_eval splits fields there, so no TREC id can: strip the ids")
 
 def _numbers(df: pd.DataFrame, col: str, arg: str, keys) -> np.ndarray:
     "A column as float64, refusing a value that is not a number or NaN (naming the argument and the row)."
+    b = df[col].dtype == bool or (df[col].dtype == object and pd.api.types.infer_dtype(df[col]) in ("boolean", "mixed", "mixed-integer", "mixed-integer-float"))
+    if b:         # True/False are no scores or grades (pandas would take them as 1/0)
+        is_b = np.array([isinstance(x, (bool, np.bool_)) for x in df[col]])
+        if is_b.any():
+            i = int(np.flatnonzero(is_b)[0])
+            raise _row_error(df, i, arg, f"{col} {bool(df[col].iloc[i])} is a bool, expected a number", keys, TypeError)
     try: v = pd.to_numeric(df[col], errors="raise")
     except (ValueError, TypeError):
         v = pd.to_numeric(df[col], errors="coerce")
@@ -711,7 +848,7 @@ def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {do
         if not runs: raise ValueError("runs: empty mapping, no systems")
         return mark_unique(pd.concat([as_runs(v, str(k), duplicates).assign(system=str(k)) for k, v in runs.items()],
                                       ignore_index=True))
-    df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs)
+    df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs, "runs")
     if "system" not in df.columns: df = df.assign(system=system)
     missing = {"query", "doc", "score"} - set(df.columns)
     if missing: raise ValueError(f"runs lack column(s) {sorted(missing)}; expected system, query, doc, score")
@@ -727,14 +864,14 @@ def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {do
     "Coerce qrels into the checked `query, doc, grade` (keeping `subtopic` if present; same checks as files)."
     if isinstance(qrels, (str, os.PathLike)): return read_qrels(qrels)
     qrels, _ = _ranx(qrels)
-    df = _dict_frame(qrels, "grade", "qrels") if isinstance(qrels, Mapping) else _frame(qrels)
+    df = _dict_frame(qrels, "grade", "qrels") if isinstance(qrels, Mapping) else _frame(qrels, "qrels")
     missing = {"query", "doc", "grade"} - set(df.columns)
     if missing: raise ValueError(f"qrels lack column(s) {sorted(missing)}; expected query, doc, grade")
     cols = ["query", "subtopic", "doc", "grade"] if "subtopic" in df.columns else ["query", "doc", "grade"]
     df = df[cols]
     _check_keys(df, cols[:-1], "qrels")
     g = _numbers(df, "grade", "qrels", cols[:-1])
-    bad = np.flatnonzero(g != np.round(g))
+    bad = np.flatnonzero(~np.isfinite(g) | (g != np.round(g)))
     if len(bad): raise _row_error(df, int(bad[0]), "qrels", f"non-integer grade {float(g[bad[0]])!r}", cols[:-1])
     bad = np.flatnonzero(np.abs(g) > MAX_GRADE)
     if len(bad): raise _row_error(df, int(bad[0]), "qrels", _GRADE_RANGE.format(int(g[bad[0]])), cols[:-1])
@@ -744,14 +881,14 @@ def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {do
 # %% ../../nbs/00a_read.ipynb #d51c0326
 def _check_runs_frame(runs: pd.DataFrame):
     "The checks of a file for a runs frame no reader produced: no missing system, query or doc, no NaN score."
-    _check_keys(runs, RUN_COLUMNS[:3], "runs")
+    _check_keys(runs, RUN_COLUMNS[:3], "runs", frame=True)
     nan = np.isnan(runs["score"].to_numpy())
     if nan.any(): raise _row_error(runs, int(np.flatnonzero(nan)[0]), "runs", "score is NaN", RUN_COLUMNS[:3])
 
 def _check_qrels_frame(qrels: pd.DataFrame):
     "The checks of a file for a qrels frame: no missing query, doc or subtopic, grades within int16."
     keys = [c for c in ("query", "subtopic", "doc") if c in qrels.columns]
-    _check_keys(qrels, keys, "qrels")
+    _check_keys(qrels, keys, "qrels", frame=True)
     g = qrels["grade"].to_numpy()
     if len(g) and (g.min() < -MAX_GRADE or g.max() > MAX_GRADE):
         i = int(np.flatnonzero(np.abs(g.astype(np.int64)) > MAX_GRADE)[0])

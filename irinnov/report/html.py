@@ -138,6 +138,7 @@ _HELD = set()
 def check_output(out_dir, # the output folder
                 ) -> Path:
     "Refuse an output folder that cannot be used (a file, not writable, a symlinked lock) before anything is computed; create it."
+    if str(out_dir) == "": raise ValueError("out_dir: empty path; give the report's folder ('.' for this one)")
     out = Path(out_dir)
     if out.exists() and not out.is_dir(): raise NotADirectoryError(20, "not a directory (give a folder for the report)", str(out))
     try: out.mkdir(parents=True, exist_ok=True)
@@ -185,10 +186,78 @@ def claim_output(out_dir, # the output folder
         if created:
             with contextlib.suppress(OSError): out.rmdir()        # only if empty: a failed run leaves no folder
 
-def _publish(stage: Path, out: Path, names: list):
-    "Move the staged files into place: the old report.html goes first, the new one last, so tables and page never disagree."
+# %% ../../nbs/20_report_html.ipynb #5999b2bb
+_OUTPUTS = "<!-- irinnov outputs: {} -->"
+_TABLES = ("systems", "per_topic", "agreement", "power", "groups", "topics", "caveats", "risers", "bonus_risers",
+           "rare_documents", "teams", "placement")
+
+def _own_files(out: Path) -> set:
+    "The files of `out` that its report wrote, as its report.html records them (a page from before the record: "
+    "report.html and the tables' usual names)."
+    import re
     page = out / "report.html"
+    if page.is_symlink() or not page.is_file(): return set()
+    with open(page, "rb") as f:
+        head = f.read(1 << 20)
+        f.seek(max(0, page.stat().st_size - (1 << 16)))
+        tail = f.read().decode(errors="replace")
+    m = re.search(r"<!-- irinnov outputs: ([^>]*) -->", tail)
+    if m: return set(m.group(1).split()) | {"report.html"}
+    if b"Written by irinnov" not in head: return set()
+    return {"report.html"} | {f"{t}.{x}" for t in _TABLES for x in ("csv", "parquet")}
+
+def _exchange(a: Path, b: Path) -> bool:
+    "Swap two directory entries in one step (Linux `renameat2(RENAME_EXCHANGE)`); False where the system cannot."
+    import ctypes, errno
+    try: f = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError): return False
+    f.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if f(-100, os.fsencode(str(a)), -100, os.fsencode(str(b)), 2) == 0: return True     # AT_FDCWD, RENAME_EXCHANGE
+    e = ctypes.get_errno()
+    if e in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EXDEV): return False
+    raise OSError(e, os.strerror(e), str(b))
+
+def _new_stage(out: Path) -> tuple[Path, bool]:
+    "A staging folder beside `out` (and True), or inside it if its parent is read-only (False); staging folders "
+    "left by runs that are gone are removed first."
+    import re
+    pat = re.compile(re.escape(f".{out.name}.irinnov-") + r"(\d+)-")
+    with contextlib.suppress(OSError):
+        for p in out.parent.iterdir():
+            m = pat.match(p.name)
+            if m and p.is_dir() and not p.is_symlink() and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
+                shutil.rmtree(p, ignore_errors=True)
+    for p in out.iterdir():          # staging folders of older versions, inside the folder (whose lock is held)
+        if p.name.startswith(".irinnov-report-") and p.is_dir() and not p.is_symlink(): shutil.rmtree(p, ignore_errors=True)
+    try: return Path(tempfile.mkdtemp(prefix=f".{out.name}.irinnov-{os.getpid()}-", dir=out.parent)), True
+    except OSError: return Path(tempfile.mkdtemp(prefix=".irinnov-report-", dir=out)), False
+
+def _publish(stage: Path, out: Path, names: list, beside: bool = True):
+    "Publish the staged report as one unit (see above); refuse to overwrite a file no report of this folder wrote."
+    own = _own_files(out)
+    others = [p for p in out.iterdir() if p.name not in own and p.name != LOCK and p != stage]
+    clash = sorted(p.name for p in others if p.name in names)
+    if clash: raise FileExistsError(17, f"{clash[0]} was not written by irinnov (no report in this folder records it); "
+                                        "move it away or choose another folder for the report", str(out / clash[0]))
+    with open(stage / "report.html", "a", encoding="utf-8") as f:
+        f.write(_OUTPUTS.format(" ".join(n for n in names if n != "report.html")))
+    real = os.path.realpath(out)
+    if beside and not (os.path.realpath(os.getcwd()) + os.sep).startswith(real + os.sep):
+        moved, linked = [], []
+        try:
+            for p in others + ([out / LOCK] if (out / LOCK).exists() else []):
+                if p.is_dir() and not p.is_symlink(): os.rename(p, stage / p.name); moved.append(p.name)
+                else: os.link(p, stage / p.name, follow_symlinks=False); linked.append(p.name)
+            if _exchange(stage, Path(real)): return        # the old report is now in `stage`, removed by the caller
+        except OSError: pass
+        finally:       # not swapped, or interrupted: the folders go back, the links go
+            for n in moved:
+                if (stage / n).exists() and not (out / n).exists(): os.rename(stage / n, out / n)
+        for n in linked: (stage / n).unlink(missing_ok=True)
+    page = out / "report.html"     # one by one: the old page first, so that no page disagrees with its tables
     if page.is_symlink() or page.exists(): page.unlink()       # unlink removes a symlink itself, never its target
+    for n in sorted(own - set(names)):                          # the old report's outputs the new one does not write
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError): (out / n).unlink()
     for n in names:
         if n != "report.html": os.replace(stage / n, out / n)       # rename replaces a symlink, never writes through it
     os.replace(stage / "report.html", page)
@@ -231,10 +300,15 @@ def write_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         rep = runs if isinstance(runs, CampaignReport) else campaign_report(runs, qrels, meta=meta, **kw)
         if hue is not None and (rep.meta is None or hue not in rep.meta.columns):
             raise ValueError(f"hue: {hue!r} is not a column of meta")
-        stage = Path(tempfile.mkdtemp(prefix=".irinnov-report-", dir=out))
+        stage, beside = _new_stage(out)
         try:
             names = _render(rep, stage, title, hue, low_judged, __version__, formats)
-            _publish(stage, out, names)
+            _publish(stage, out, names, beside)
+        except OSError as e:       # a full disk or a file size limit: say which folder
+            import errno
+            if e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+                raise OSError(e.errno, f"{e.strerror} while writing the report", str(out)) from None
+            raise
         finally:
             shutil.rmtree(stage, ignore_errors=True)
     return out / "report.html"
