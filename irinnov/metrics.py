@@ -22,7 +22,8 @@ from .core.campaign import Campaign
 from .core.encode import prepare
 
 # %% auto #0
-__all__ = ['MeasureSpec', 'trec_eval_name', 'expand_measures', 'spec_table', 'measure', 'summarize', 'evaluate',
+__all__ = ['NO_COMMON_TOPIC', 'NoCommonTopicWarning', 'NoCommonTopicError', 'PartialTopicsWarning', 'check_coverage',
+           'MeasureSpec', 'trec_eval_name', 'expand_measures', 'spec_table', 'measure', 'summarize', 'evaluate',
            'trec_eval_records', 'records', 'evaluate_files', 'evaluation_records']
 
 # %% ../nbs/07_trec_eval.ipynb #fdea1c15
@@ -39,6 +40,50 @@ def _measures_given_as_qrels(runs, qrels, measures):
     if isinstance(runs, Campaign) and isinstance(qrels, (list, tuple)) and all(isinstance(m, str) for m in qrels):
         return None, qrels
     return qrels, measures
+
+# %% ../nbs/07_trec_eval.ipynb #26d698e9
+class NoCommonTopicWarning(UserWarning):
+    "A run shares no topic with the qrels, and missing topics score as empty rankings (trec_eval's -c): every value is 0."
+
+class NoCommonTopicError(ValueError):
+    "A run shares no topic with the qrels (trec_eval: status 7)."
+
+class PartialTopicsWarning(UserWarning):
+    "A run lacks some of the qrels topics."
+
+NO_COMMON_TOPIC = "No queries with both results and relevance info"   # trec_eval's words (it exits with status 7)
+
+def check_coverage(present, # bool (S, Q): the system has a list for the qrels topic
+                   systems, # the systems, in `present`'s order
+                   *,
+                   complete: bool = False, # missing topics score as empty rankings (trec_eval -c): a warning, not an error
+                   stacklevel: int = 3, # where the warnings point
+                  ) -> list:
+    "Refuse a run sharing no topic with the qrels (a warning under `complete`) and say how many qrels topics each other run lacks: the sentences said."
+    import warnings
+    present = np.asarray(present, bool)
+    systems = [str(s) for s in np.asarray(systems).astype(str)]
+    n_topics = present.shape[1]
+    some = lambda idx: ", ".join(repr(systems[i]) for i in idx[:5]) + (f" and {len(idx) - 5} more" if len(idx) > 5 else "")
+    said = []
+    none = np.flatnonzero(~present.any(1))
+    if len(none):
+        msg = (f"run{'s' if len(none) > 1 else ''} {some(none)} share{'' if len(none) > 1 else 's'} no topic with the "
+               f"qrels (the wrong qrels file?)")
+        if not complete: raise NoCommonTopicError(f"{msg}: trec_eval stops there ({NO_COMMON_TOPIC}); averaged over every "
+                                          "qrels topic (trec_eval -c) each measure would be 0")
+        said.append(f"{msg}: each of its values is 0, every qrels topic scored as an empty ranking (-c)")
+        warnings.warn(said[-1], NoCommonTopicWarning, stacklevel=stacklevel)
+    lack = n_topics - present.sum(1)
+    part = np.flatnonzero((lack > 0) & present.any(1))
+    if len(part):
+        each = ", ".join(f"{systems[s]!r} lacks {int(lack[s])}" for s in part[:5]) + \
+            (f" (and {len(part) - 5} more runs)" if len(part) > 5 else "")
+        said.append(f"runs without every one of the {n_topics} qrels topics: {each}; "
+                    + ("each missing topic scores 0 (-c)" if complete else
+                       "their means are over the topics they have (trec_eval without -c)"))
+        warnings.warn(said[-1], PartialTopicsWarning, stacklevel=stacklevel)
+    return said
 
 # %% ../nbs/07_trec_eval.ipynb #b6c9b941
 @dataclass(frozen=True)
@@ -257,9 +302,7 @@ def _evaluate(c: Campaign, specs: list, complete: bool, version: str):
     specs = [s for s in specs if s.kind != "runid"]
     tables = [spec_table(c, s, version) for s in specs]
     present = c.lengths > 0                                  # (S, Q): the system has a list for the qrels topic
-    if not complete and (bad := ~present.any(1)).any():
-        raise ValueError(f"run {str(c.systems[bad][0])!r} has no topic in common with the qrels (wrong qrels?); "
-                         "trec_eval stops there; averaged over every qrels topic (trec_eval -c) each measure is 0")
+    check_coverage(present, c.systems, complete=complete, stacklevel=4)
     listed = present | (complete and version == "10")        # trec_eval 10.0 -c -q also lists the missing topics
     sums = summarize(specs, tables, present, complete, int((c.judged_grades()[2] > 0).sum()), c.systems)
     return specs, tables, listed, sums
