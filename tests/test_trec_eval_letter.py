@@ -98,3 +98,74 @@ def test_first_parameters_win(binaries):
     te, me = both(binaries["9"], "9", [], ["P.5", "P.20"], TEST / "qrels.test", TEST / "results.test",
                   subprocess_cli=True)
     assert [l.split()[0] for l in me.stdout.splitlines()] == ["P_5"] == [l.split()[0] for l in te.stdout.splitlines()]
+
+
+# --------------------------------------------------------------------------- runs that do not fit the qrels
+
+def cli(*argv):
+    return subprocess.run([*IRINNOV, *map(str, argv)], capture_output=True, text=True)
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n3 0 d 1\n")
+    (tmp_path / "other").write_text("9 Q0 a 1 2.0 r\n")                 # no qrels topic
+    (tmp_path / "part").write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")   # 1 of the 3 qrels topics
+    return tmp_path
+
+
+@pytest.mark.parametrize("flags", [[], ["-c"], ["--trec-eval", "10"]])
+def test_no_topic_in_common_stops_with_trec_eval_status(binaries, files, flags):
+    "trec_eval's message and exit status 7 (trec_eval 9.0.8 with and without -c), nothing on stdout."
+    r = cli("evaluate", *flags, "-m", "map", files / "qrels", files / "other")
+    te = subprocess.run([str(binaries["9"]), *[f for f in flags if f == "-c"], "-m", "map", str(files / "qrels"),
+                         str(files / "other")], capture_output=True, text=True)
+    assert te.returncode == 7 and "No queries with both results and relevance info" in te.stderr
+    assert r.returncode == 7 and r.stdout == ""
+    assert "No queries with both results and relevance info: run 'other' shares no topic with the qrels" in r.stderr
+
+
+def test_no_topic_in_common_under_10_c_prints_the_zeros(binaries, files):
+    "trec_eval 10.0 -c prints map 0.0000 for such a run: so does irinnov --trec-eval 10 -c, with a warning."
+    r = cli("evaluate", "-c", "--trec-eval", "10", "-m", "map", files / "qrels", files / "other")
+    te = subprocess.run([str(binaries["10"]), "-c", "-m", "map", str(files / "qrels"), str(files / "other")],
+                        capture_output=True, text=True)
+    assert r.returncode == te.returncode == 0 and r.stdout == te.stdout
+    assert "run 'other' shares no topic with the qrels" in r.stderr
+
+
+def test_partial_run_says_how_many_topics_it_lacks(files):
+    r = cli("evaluate", "-m", "map", files / "qrels", files / "part")
+    assert r.returncode == 0 and r.stdout.split() == ["map", "all", "1.0000"]
+    assert "'part' lacks 2" in r.stderr and "3 qrels topics" in r.stderr
+
+
+def test_report_and_compare_refuse_a_run_without_common_topic(files, tmp_path):
+    for argv in (["report", files / "qrels", files / "part", files / "other", "-o", tmp_path / "rep"],
+                 ["compare", files / "qrels", files / "part", files / "other", "-m", "AP"]):
+        r = cli(*argv)
+        assert r.returncode != 0 and "run 'other' shares no topic with the qrels" in r.stderr, (argv, r.stderr)
+
+
+def test_library_refuses_or_warns():
+    import pandas as pd
+    from irinnov import metrics as M
+    qrels = pd.DataFrame({"query": ["1", "2"], "doc": ["a", "b"], "grade": [1, 1]})
+    runs = pd.DataFrame({"system": "s", "query": ["9"], "doc": ["a"], "score": [1.0]})
+    with pytest.warns(UserWarning):
+        with pytest.raises(M.NoCommonTopicError, match="shares no topic"): M.evaluate(runs, qrels, ["map"], complete=False)
+    with pytest.warns(M.NoCommonTopicWarning): assert M.evaluate(runs, qrels, ["map"]).loc["s", "map"] == 0
+
+
+def test_repeated_qrels_line_is_refused_naming_both_lines(tmp_path):
+    (tmp_path / "q").write_text("1 0 a 1\n1 0 b 0\n1 0 a 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2.0 r\n")
+    r = cli("evaluate", "-m", "map", tmp_path / "q", tmp_path / "r")
+    assert r.returncode == 1 and r.stdout == ""
+    assert f"{tmp_path / 'q'}:3: query '1', doc 'a' judged twice (lines 1, 3)" in r.stderr
+
+
+def test_level_0_is_accepted(binaries):
+    te, me = both(binaries["9"], "9", ["-l", "0"], ["official"], TEST / "qrels.test", TEST / "results.test",
+                  subprocess_cli=True)
+    assert me.returncode == 0 and me.stdout == te.stdout
