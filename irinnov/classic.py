@@ -206,6 +206,96 @@ def _recall_cut(p: float, R: np.ndarray, version: str) -> np.ndarray:
         return (f + (x - f >= 0.5)).astype(np.int64)
     return np.floor(x + 0.9).astype(np.int64)
 
+# %% ../nbs/02_metrics.ipynb #d2468aca
+def _trec_gains(c: Campaign, pairs) -> tuple:
+    "trec_eval's gains (its `setup_gains`): the gain of each ranked document (S, Q, D) and each topic's ideal gains, largest first (Q, L), with their count per topic."
+    pairs = {int(k): float(v) for k, v in (pairs or ())}
+    def gain_of(g):
+        out = np.where(g >= 0, g, 0).astype(np.float64)          # a judged grade ≥ 0 is its own level and gain
+        for lvl, v in pairs.items():                                 # rel_level=gain pairs; −1: not in the pool,
+            if lvl >= 0: out[g == lvl] = v                           # −2: in the pool with a negative grade
+            else: out[(g == NO_GRADE) if lvl == -1 else ((g < 0) & (g != NO_GRADE))] = v
+        return out
+    S, Q, D = c.grades.shape
+    gain = gain_of(c.grades)
+    gain[np.arange(D)[None, None, :] >= c.lengths[:, :, None]] = 0.0
+    t, _, g = c.judged_grades()
+    keep = g >= 0
+    t, jg = t[keep], gain_of(g[keep])
+    pos = jg > 0
+    t, jg = t[pos], jg[pos]
+    order = np.lexsort((-jg, t))
+    t, jg = t[order], jg[order]
+    n = np.bincount(t, minlength=Q)
+    ideal = np.zeros((Q, max(int(n.max(initial=0)), 1)))
+    ideal[t, np.arange(len(t)) - np.searchsorted(t, t)] = jg
+    return gain, ideal, n
+
+def _gain_measure(c: Campaign, kind: str, p: dict) -> np.ndarray:
+    "trec_eval's G, ndcg_rel and Rndcg (m_G.c, m_ndcg_rel.c, m_Rndcg.c), step for step: (S, Q) values."
+    gain, ideal, L = _trec_gains(c, p.get("gains"))
+    S, Q, D = gain.shape
+    W = max(D, ideal.shape[1]) + 1
+    logs = np.log2(np.arange(2, W + 2, dtype=np.float64))                # log2(rank + 1)
+    ret = c.lengths
+    dcg = np.zeros((S, Q, D + 1))                                          # dcg[.., n]: the top n documents' DCG
+    np.cumsum(gain / logs[:D], 2, out=dcg[:, :, 1:])
+    idcg = np.zeros((Q, ideal.shape[1] + 1))
+    np.cumsum(ideal / logs[:ideal.shape[1]], 1, out=idcg[:, 1:])
+    out = np.zeros((S, Q))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "G":
+            cost = np.ones((Q, D))
+            w = min(D, ideal.shape[1])
+            cost[:, :w] = np.maximum(ideal[:, :w], 1.0)
+            spent = np.cumsum(cost, 1)[None]                             # Σ max(ideal gain, 1) over the top i
+            got = np.cumsum(gain, 2)
+            term = np.where(gain != 0, gain / np.log2((2.0 + spent) - got), 0.0)
+            total = _rank_sum(term)
+            sum_ideal = _rank_sum(ideal)[None]
+            return np.where(sum_ideal > 0, total / np.where(sum_ideal > 0, sum_ideal, 1.0), 0.0)
+        if kind == "ndcg_rel":
+            at = np.minimum(np.arange(1, D + 1)[None, :], L[:, None])       # ideal DCG at rank i: over min(i, L)
+            ideal_at = np.take_along_axis(idcg, at, 1)[None]
+            term = np.where(gain > 0, dcg[:, :, 1:] / ideal_at, 0.0)
+            total = _rank_sum(term)
+            n_ret_rel = (gain > 0).sum(2)
+            end = np.take_along_axis(dcg, ret[:, :, None].astype(np.int64), 2)[:, :, 0]
+            total = total + ((L[None, :] - n_ret_rel).astype(np.float64) * end) / idcg[np.arange(Q), L][None, :]
+            return np.where(total > 0, total / np.where(L > 0, L, 1)[None, :], 0.0)
+        if kind == "Rndcg":
+            R = c.n_relevant(p.get("threshold", 1))
+            for q in range(Q):
+                if R[q] == 0: continue
+                Lq, s_sum, count = int(L[q]), np.zeros(S), 0
+                seq = np.append(ideal[q, :Lq], 0.0)
+                for i in range(1, Lq + 1):                               # where the ideal gain changes
+                    if seq[i] != seq[i - 1]:
+                        s_sum = s_sum + dcg[np.arange(S), q, np.minimum(i, ret[:, q])] / idcg[q, i]
+                        count += 1
+                extra = ret[:, q] > Lq + 1                               # the list goes on past the ideal's end
+                s_sum = np.where(extra, s_sum + dcg[np.arange(S), q, ret[:, q]] / idcg[q, Lq], s_sum)
+                out[:, q] = s_sum / (count + extra)
+            return out
+    raise ValueError(f"unknown measure kind {kind!r}")
+
+def _bin_g(c: Campaign, threshold: int) -> np.ndarray:
+    "trec_eval's binG: Σ over retrieved relevant documents of 1 / log2(2 + non-relevant documents above it), over R."
+    rel = c.grades >= threshold
+    i = np.arange(rel.shape[2])
+    so_far = np.cumsum(rel, 2)
+    with np.errstate(divide="ignore"):
+        term = np.where(rel, 1.0 / np.log2((3 + i - so_far).astype(np.float64)), 0.0)
+    return np.where(rel.any(2), _per(_rank_sum(term), c.n_relevant(threshold)), 0.0)
+
+def _utility(c: Campaign, threshold: int, coefficients) -> np.ndarray:
+    "trec_eval's utility: p1·(relevant retrieved) + p2·(non-relevant retrieved) + p3·(relevant missed) + p4·(the rest; no collection size: 0)."
+    p1, p2, p3, p4 = coefficients
+    a = (c.grades >= threshold).sum(2).astype(np.float64)
+    ret = c.lengths.astype(np.float64)
+    R = np.broadcast_to(c.n_relevant(threshold).astype(np.float64), a.shape)
+    return p1 * a + p2 * (ret - a) + p3 * (R - a) + p4 * (0.0 + a - ret - R)
+
 # %% ../nbs/02_metrics.ipynb #cf757a54
 def _cum_rel(c: Campaign, threshold: int) -> np.ndarray:
     "(S, Q, D + 1) relevant documents in the top r, r = 0..D."
@@ -323,6 +413,9 @@ def _values(c: Campaign, kind: str, p: dict, version: str) -> np.ndarray:
     if kind == "set_relative_P": return np.where((L > 0) & (R > 0), _per(nrr, np.minimum(L, R)), 0.0)
     if kind == "set_map": return np.where((L > 0) & (R > 0), _per(nrr * nrr, L * R[None, :].astype(np.float64)), 0.0)
     if kind == "infAP": return _infap(c, t)
+    if kind == "binG": return _bin_g(c, t)
+    if kind == "utility": return _utility(c, t, p.get("coefficients", (1.0, -1.0, 0.0, 0.0)))
+    if kind in ("G", "ndcg_rel", "Rndcg"): return _gain_measure(c, kind, p)
     if kind == "Judged":
         k = p.get("k") or c.depth
         judged = np.cumsum(g[:, :, :k] != NO_GRADE, 2)

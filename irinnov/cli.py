@@ -192,15 +192,21 @@ def evaluate_command(args, # the parsed command line
     if args.q and args.format != "table" and (qrels["query"] == "all").any():
         raise CliError(f"{args.qrels}: a topic named 'all' cannot be told from the means (query 'all') in "
                        f"{args.format} output; rename the topic", 2)
-    if wants_dask(args):                            # sharded by topic on Dask: the same records, gathered
-        from irinnov.scale import trec_eval_records_sharded
-        with dask_client_of(args) as client:
-            recs, other = trec_eval_records_sharded(
-                run_paths(args.runs), qrels, classic, client=client, innovation=innovation, per_query=args.q,
-                options=opts, tag=args.tag, n_shards=args.shards, progress=sys.stderr.isatty())
-    else:
-        recs, other = metrics.evaluate_files(run_paths(args.runs), qrels, classic, innovation, options=opts,
-                                              per_query=args.q, tag=args.tag)
+    try:
+        with warnings.catch_warnings():
+            if opts.trec_eval == "9":   # trec_eval 9.0.x stops with -c too (10.0 prints the zeros)
+                warnings.simplefilter("error", metrics.NoCommonTopicWarning)
+            if wants_dask(args):                            # sharded by topic on Dask: the same records, gathered
+                from irinnov.scale import trec_eval_records_sharded
+                with dask_client_of(args) as client:
+                    recs, other = trec_eval_records_sharded(
+                        run_paths(args.runs), qrels, classic, client=client, innovation=innovation, per_query=args.q,
+                        options=opts, tag=args.tag, n_shards=args.shards, progress=sys.stderr.isatty())
+            else:
+                recs, other = metrics.evaluate_files(run_paths(args.runs), qrels, classic, innovation, options=opts,
+                                                      per_query=args.q, tag=args.tag)
+    except (metrics.NoCommonTopicError, metrics.NoCommonTopicWarning) as e:    # trec_eval's message and status
+        raise CliError(f"{metrics.NO_COMMON_TOPIC}: {str(e).split('?)')[0]}?)", 7) from None
     recs = metrics.evaluation_records(recs, other, per_query=args.q)
     n_systems = recs["system"].nunique()
     if args.n: recs = recs[recs._o == 0]
@@ -555,7 +561,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 # %% ../nbs/30_cli.ipynb #00a877c5
+_SAID: set = set()      # each warning once per command, however many steps meet it
+
 def _warn(message, category, filename, lineno, file=None, line=None):
+    if _one_line(message) in _SAID: return
+    _SAID.add(_one_line(message))
     print(f"irinnov: warning: {_one_line(message)}", file=sys.stderr)
 
 def _error(exc: BaseException) -> str:

@@ -29,6 +29,7 @@ __all__ = ['CORRECTIONS', 'CORRECTION_NAMES', 'TESTS', 'TEST_NAMES', 'FORMATS', 
 # %% ../nbs/22_leaderboard.ipynb #b46c93b6
 from .conventions import EvalOptions, QrelsLike, RunsLike, check_choice, paired_t_pvalues, round_significant
 from .measures import Measure, parse_measure
+from .metrics import check_coverage
 from .meta import _holm, _randomized_tukey_scores
 from .core.campaign import Campaign
 from .core.encode import prepare, prepare_files
@@ -640,6 +641,7 @@ def _campaign(runs, qrels, options: EvalOptions, tag: bool) -> Campaign:
 
 def _common_topics(c: Campaign, complete: bool) -> np.ndarray:
     "The topics every run has (all qrels topics with `complete`); a warning says how many were left out."
+    check_coverage(c.lengths > 0, c.systems, complete=complete, stacklevel=4)   # a run without a qrels topic: refused
     keep = np.ones(len(c.topics), bool) if complete else (c.lengths > 0).all(0)
     if not keep.any():
         raise ValueError("no qrels topic is in every run: a paired test needs common topics (use complete=True, "

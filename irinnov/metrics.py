@@ -22,7 +22,8 @@ from .core.campaign import Campaign
 from .core.encode import prepare
 
 # %% auto #0
-__all__ = ['MeasureSpec', 'trec_eval_name', 'expand_measures', 'spec_table', 'measure', 'summarize', 'evaluate',
+__all__ = ['NO_COMMON_TOPIC', 'NoCommonTopicWarning', 'NoCommonTopicError', 'PartialTopicsWarning', 'check_coverage',
+           'MeasureSpec', 'trec_eval_name', 'expand_measures', 'spec_table', 'measure', 'summarize', 'evaluate',
            'trec_eval_records', 'records', 'evaluate_files', 'evaluation_records']
 
 # %% ../nbs/07_trec_eval.ipynb #fdea1c15
@@ -39,6 +40,50 @@ def _measures_given_as_qrels(runs, qrels, measures):
     if isinstance(runs, Campaign) and isinstance(qrels, (list, tuple)) and all(isinstance(m, str) for m in qrels):
         return None, qrels
     return qrels, measures
+
+# %% ../nbs/07_trec_eval.ipynb #26d698e9
+class NoCommonTopicWarning(UserWarning):
+    "A run shares no topic with the qrels, and missing topics score as empty rankings (trec_eval's -c): every value is 0."
+
+class NoCommonTopicError(ValueError):
+    "A run shares no topic with the qrels (trec_eval: status 7)."
+
+class PartialTopicsWarning(UserWarning):
+    "A run lacks some of the qrels topics."
+
+NO_COMMON_TOPIC = "No queries with both results and relevance info"   # trec_eval's words (it exits with status 7)
+
+def check_coverage(present, # bool (S, Q): the system has a list for the qrels topic
+                   systems, # the systems, in `present`'s order
+                   *,
+                   complete: bool = False, # missing topics score as empty rankings (trec_eval -c): a warning, not an error
+                   stacklevel: int = 3, # where the warnings point
+                  ) -> list:
+    "Refuse a run sharing no topic with the qrels (a warning under `complete`) and say how many qrels topics each other run lacks: the sentences said."
+    import warnings
+    present = np.asarray(present, bool)
+    systems = [str(s) for s in np.asarray(systems).astype(str)]
+    n_topics = present.shape[1]
+    some = lambda idx: ", ".join(repr(systems[i]) for i in idx[:5]) + (f" and {len(idx) - 5} more" if len(idx) > 5 else "")
+    said = []
+    none = np.flatnonzero(~present.any(1))
+    if len(none):
+        msg = (f"run{'s' if len(none) > 1 else ''} {some(none)} share{'' if len(none) > 1 else 's'} no topic with the "
+               f"qrels (the wrong qrels file?)")
+        if not complete: raise NoCommonTopicError(f"{msg}: trec_eval stops there ({NO_COMMON_TOPIC}); averaged over every "
+                                          "qrels topic (trec_eval -c) each measure would be 0")
+        said.append(f"{msg}: each of its values is 0, every qrels topic scored as an empty ranking (-c)")
+        warnings.warn(said[-1], NoCommonTopicWarning, stacklevel=stacklevel)
+    lack = n_topics - present.sum(1)
+    part = np.flatnonzero((lack > 0) & present.any(1))
+    if len(part):
+        each = ", ".join(f"{systems[s]!r} lacks {int(lack[s])}" for s in part[:5]) + \
+            (f" (and {len(part) - 5} more runs)" if len(part) > 5 else "")
+        said.append(f"runs without every one of the {n_topics} qrels topics: {each}; "
+                    + ("each missing topic scores 0 (-c)" if complete else
+                       "their means are over the topics they have (trec_eval without -c)"))
+        warnings.warn(said[-1], PartialTopicsWarning, stacklevel=stacklevel)
+    return said
 
 # %% ../nbs/07_trec_eval.ipynb #b6c9b941
 @dataclass(frozen=True)
@@ -58,55 +103,88 @@ class MeasureSpec:
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _LEVELS = tuple(i / 10 for i in range(11))
 _RMULT = tuple(i / 5 for i in range(1, 11))
-# trec_eval's measures in its own order (the order it prints them), with their default parameters
+# trec_eval's measures in its own order (the order it prints them, its measure table), with their default
+# parameters and summary; None: a measure of trec_eval's that irinnov does not compute
 _TREC = {"runid": (None, "runid"), "num_q": (None, "num_q"), "num_ret": (None, "sum"), "num_rel": (None, "num_rel"),
          "num_rel_ret": (None, "sum"), "map": (None, "mean"), "gm_map": (None, "gm"), "Rprec": (None, "mean"),
          "bpref": (None, "mean"), "recip_rank": (None, "mean"), "iprec_at_recall": (_LEVELS, "mean"),
-         "P": (_CUTS, "mean"), "recall": (_CUTS, "mean"), "infAP": (None, "mean"), "gm_bpref": (None, "gm"),
-         "Rprec_mult": (_RMULT, "mean"), "utility": None, "11pt_avg": (_LEVELS, "mean"), "binG": None, "G": None,
-         "ndcg": (None, "mean"), "ndcg_rel": None, "Rndcg": None, "ndcg_cut": (_CUTS, "mean"),
+         "P": (_CUTS, "mean"), "relstring": None, "recall": (_CUTS, "mean"), "infAP": (None, "mean"),
+         "gm_bpref": (None, "gm"), "Rprec_mult": (_RMULT, "mean"), "utility": ((1.0, -1.0, 0.0, 0.0), "mean"),
+         "11pt_avg": (_LEVELS, "mean"), "binG": (None, "mean"), "G": ((), "mean"), "ndcg": (None, "mean"),
+         "ndcg_rel": ((), "mean"), "Rndcg": ((), "mean"), "ndcg_cut": (_CUTS, "mean"),
          "map_cut": (_CUTS, "mean"), "relative_P": (_CUTS, "mean"), "success": ((1, 5, 10), "mean"),
          "set_P": (None, "mean"), "set_relative_P": (None, "mean"), "set_recall": (None, "mean"),
          "set_map": (None, "mean"), "set_F": ((1.0,), "mean"), "num_nonrel_judged_ret": (None, "sum"),
-         "relstring": None}
+         "rbp": None, "rbp_resid": None, "unj": None}
 _OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
              "iprec_at_recall", "P")
-_ALL_TREC = tuple(m for m in _TREC if _TREC[m] is not None)        # what irinnov offers of trec_eval's all_trec
-_FLOAT_PARAMS = {"iprec_at_recall", "Rprec_mult", "11pt_avg", "set_F"}
+_ALL_TREC = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+             "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg",
+             "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P",
+             "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret")   # trec_eval 9.0.x
+_ALL_TREC_10 = _ALL_TREC + ("unj", "rbp", "rbp_resid")                                       # trec_eval 10.0
+_SETS = {"official": (_OFFICIAL, _OFFICIAL), "all_trec": (_ALL_TREC, _ALL_TREC_10)}
+# how trec_eval reads a measure's parameters: cut-offs (sorted, each once; long: ≥ 1), values as given, or pairs
+_LONG_CUTS = {"P", "recall", "ndcg_cut", "map_cut", "relative_P", "success"}
+_FLOAT_CUTS = {"iprec_at_recall", "Rprec_mult"}
+_FLOAT_PARAMS = {"11pt_avg", "set_F", "utility"}
+_PAIRS = {"G", "ndcg_rel", "Rndcg"}
 _TREC_KIND = {"num_q": "num_q", "num_ret": "num_ret", "num_rel": "num_rel", "num_rel_ret": "num_rel_ret",
               "map": "AP", "gm_map": "gm_map", "Rprec": "R-prec", "bpref": "bpref", "recip_rank": "RR",
               "iprec_at_recall": "IPrec", "P": "P", "recall": "R", "infAP": "infAP", "gm_bpref": "gm_bpref",
-              "Rprec_mult": "Rprec_mult", "11pt_avg": "11pt_avg", "ndcg": "nDCG", "ndcg_cut": "nDCG",
+              "Rprec_mult": "Rprec_mult", "utility": "utility", "11pt_avg": "11pt_avg", "binG": "binG", "G": "G",
+              "ndcg": "nDCG", "ndcg_rel": "ndcg_rel", "Rndcg": "Rndcg", "ndcg_cut": "nDCG",
               "map_cut": "AP", "relative_P": "relative_P", "success": "Success", "set_P": "SetP",
               "set_relative_P": "set_relative_P", "set_recall": "SetR", "set_map": "set_map", "set_F": "SetF",
               "num_nonrel_judged_ret": "num_nonrel_judged_ret", "runid": "runid"}
-_TREC_RE = re.compile(r"^(" + "|".join(sorted(map(re.escape, _TREC), key=len, reverse=True)) + r")(?:[._]([0-9.,]+))?$")
+_TREC_RE = re.compile(r"^(" + "|".join(sorted(map(re.escape, _TREC), key=len, reverse=True)) +
+                      r")(?:[._]([-0-9.,=]+))?$")
+
+def _trec_params(base: str, raw: str) -> tuple:
+    "A measure's parameters as trec_eval reads them (`P.10,5` → (5, 10)), refused where trec_eval refuses them."
+    bad = f"measures: bad parameters {raw!r} in {base}.{raw}"
+    try:
+        if base in _PAIRS:
+            pairs = [p.split("=") for p in raw.split(",")]
+            if any(len(p) != 2 for p in pairs): raise ValueError
+            return tuple((int(k), float(v)) for k, v in pairs)
+        vals = [int(v) if base in _LONG_CUTS else float(v) for v in raw.split(",")]
+    except ValueError: raise ValueError(f"{bad} ({'rel_level=gain pairs' if base in _PAIRS else 'numbers'}, "
+                                        "comma-separated)") from None
+    if base in _FLOAT_PARAMS:
+        if base == "utility" and len(vals) != 4:
+            raise ValueError(f"{bad}: utility takes 4 coefficients, as trec_eval")
+        if base == "11pt_avg" and any(v < 0 for v in vals): raise ValueError(f"{bad}: recall levels are ≥ 0")
+        return tuple(vals)                                           # as given: trec_eval keeps their order
+    vals = sorted(vals)
+    if vals[0] <= 0 if base in _LONG_CUTS else vals[0] < 0:
+        raise ValueError(f"{bad}: cut-offs are {'≥ 1' if base in _LONG_CUTS else '≥ 0'} (trec_eval: negative cutoff)")
+    if len(set(vals)) < len(vals): raise ValueError(f"{bad}: a cut-off given twice (trec_eval refuses it too)")
+    return tuple(vals)
 
 def _trec_specs(base: str, raw: str | None, threshold: int) -> list:
     "The measures one trec_eval name gives (`P.5,10` → P_5, P_10), named as trec_eval prints them."
+    import warnings
     entry = _TREC[base]
     if entry is None:
         raise ValueError(f"measures: trec_eval's {base!r} is not offered by irinnov (see the list of measures)")
     defaults, summary = entry
-    if raw is not None and defaults is None:
-        raise ValueError(f"measures: {base!r} takes no parameters")
-    vals = defaults
-    if raw is not None:
-        try:
-            vals = [float(v) if base in _FLOAT_PARAMS else int(v) for v in raw.split(",") if v.strip()]
-        except ValueError: raise ValueError(f"measures: bad parameters {raw!r} in {base}.{raw}") from None
-        if not vals or any(v < 0 for v in vals) or (base not in _FLOAT_PARAMS and 0 in vals):
-            raise ValueError(f"measures: bad parameters {raw!r} in {base}.{raw}")
-        vals = sorted(set(vals))
+    if raw is not None and defaults is None:     # trec_eval reads no parameters for it, and ignores them
+        warnings.warn(f"{base} takes no parameters: {raw!r} ignored (as trec_eval ignores them)")
+        raw = None
+    vals = defaults if raw is None else _trec_params(base, raw)
     kind, o = _TREC_KIND[base], list(_TREC).index(base)
     integer = summary in ("sum", "num_q", "num_rel")
     one = lambda name, **kw: MeasureSpec(name, kind, tuple(sorted({"threshold": threshold, **kw}.items())),
                                          summary, base not in ("gm_map", "gm_bpref", "num_q", "runid"), o, integer)
-    if base == "11pt_avg": return [one(base if raw is None else f"{base}_{raw}", levels=tuple(vals))]
-    if base == "set_F": return [one(base if raw is None else f"{base}_{raw}", beta=float(vals[0]))]
+    named = base if raw is None else f"{base}_{raw}"                 # trec_eval: the parameters as typed
+    if base == "11pt_avg": return [one(named, levels=tuple(vals))]
+    if base == "set_F": return [one(named, beta=float(vals[0]))]
+    if base == "utility": return [one(named, coefficients=tuple(vals))]
+    if base in _PAIRS: return [one(named, gains=tuple(vals))]
     if vals is None:
         return [one(base, **({"k": None} if base == "ndcg" else {}))]
-    if base in ("iprec_at_recall", "Rprec_mult"):
+    if base in _FLOAT_CUTS:
         key = "recall" if base == "iprec_at_recall" else "p"
         return [one(f"{base}_{v:.2f}", **{key: v}) for v in vals]
     return [one(f"{base}_{v}", k=v) for v in vals]
@@ -127,26 +205,45 @@ def _spec(m, name: str, order: int) -> MeasureSpec:
 def expand_measures(names, # measure names: any irinnov.measures name of the classic family, trec_eval's names and sets
                     *,
                     threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
+                    trec_eval_version="9", # '9' or '10': which measures `all_trec` holds
                    ) -> list:
-    "The measures named (sets, trec_eval names with parameters, ir_measures names): in trec_eval's order if all are trec_eval's, else as given."
+    "The measures named, as trec_eval's `-m` reads them (a measure once, with the first parameters given for it; in trec_eval's order if all are trec_eval's), else as given."
+    import warnings
     from irinnov.measures import MeasureError, parse_measure
     if isinstance(names, str): names = [names]
-    threshold = check_threshold(threshold)
-    out = []
+    threshold, version = check_threshold(threshold), check_trec_eval_version(trec_eval_version)
+    slots, params, explicit = [], {}, set()       # slots: a trec_eval measure's name, or the specs of another name
     for i, name in enumerate(names):
         name = str(name).strip()
-        if name in ("official", "all_trec"):
-            for base in (_OFFICIAL if name == "official" else _ALL_TREC): out += _trec_specs(base, None, threshold)
+        if name in _SETS:
+            slots += list(_SETS[name][version == "10"])
             continue
         m = _TREC_RE.match(name)
-        if m:
-            out += _trec_specs(m.group(1), m.group(2), threshold)
+        if m and m.group(2) is not None and name[len(m.group(1))] == "_":   # irinnov's spelling (`P_5`): that measure
+            slots.append(_trec_specs(m.group(1), m.group(2), threshold))
+        elif m:                                   # trec_eval's -m: mark the measure; its first parameters win
+            explicit.add(m.group(1))
+            if m.group(2) is not None: params.setdefault(m.group(1), m.group(2))
+            slots.append(m.group(1))
+        else:
+            parsed = parse_measure(name, threshold=threshold)
+            if parsed.family != "classic":
+                raise MeasureError(f"measures: {parsed.name} is not averaged by trec_eval's rules: compute its table "
+                                   f"with measure(), or list it in `irinnov evaluate -m`")
+            slots.append([_spec(parsed, name, 1000 + i)])
+    out, done, missing = [], set(), []
+    for slot in slots:
+        if not isinstance(slot, str):
+            out += slot
             continue
-        parsed = parse_measure(name, threshold=threshold)
-        if parsed.family != "classic":
-            raise MeasureError(f"measures: {parsed.name} is not averaged by trec_eval's rules: compute its table with "
-                               f"measure(), or list it in `irinnov evaluate -m`")
-        out.append(_spec(parsed, name, 1000 + i))
+        if slot in done: continue
+        done.add(slot)
+        if _TREC[slot] is None and slot not in explicit: missing.append(slot)
+        else: out += _trec_specs(slot, params.get(slot), threshold)
+    if missing:     # said, never dropped silently
+        warnings.warn(f"trec_eval's {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not computed by "
+                      f"irinnov: trec_eval {'10.0' if version == '10' else '9.0.x'} prints "
+                      f"{'it' if len(missing) == 1 else 'them'} too")
     if all(s.order < 1000 for s in out):    # trec_eval's names only: trec_eval's order, its output line for line
         out = sorted(out, key=lambda s: s.order)          # (stable: parameters stay in increasing order)
     seen, unique = set(), []
@@ -205,9 +302,7 @@ def _evaluate(c: Campaign, specs: list, complete: bool, version: str):
     specs = [s for s in specs if s.kind != "runid"]
     tables = [spec_table(c, s, version) for s in specs]
     present = c.lengths > 0                                  # (S, Q): the system has a list for the qrels topic
-    if not complete and (bad := ~present.any(1)).any():
-        raise ValueError(f"run {str(c.systems[bad][0])!r} has no topic in common with the qrels (wrong qrels?); "
-                         "trec_eval stops there; averaged over every qrels topic (trec_eval -c) each measure is 0")
+    check_coverage(present, c.systems, complete=complete, stacklevel=4)
     listed = present | (complete and version == "10")        # trec_eval 10.0 -c -q also lists the missing topics
     sums = summarize(specs, tables, present, complete, int((c.judged_grades()[2] > 0).sum()), c.systems)
     return specs, tables, listed, sums
@@ -239,7 +334,8 @@ def evaluate(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     version = check_trec_eval_version(trec_eval_version)
     qrels, measures = _measures_given_as_qrels(runs, qrels, measures)
     specs, tables, listed, sums = _evaluate(_campaign(runs, qrels, version, "evaluate").truncate(depth),
-                                            expand_measures(measures, threshold=threshold), complete, version)
+                                            expand_measures(measures, threshold=threshold, trec_eval_version=version),
+                                            complete, version)
     if not per_topic: return sums
     keep = [(s, t) for s, t in zip(specs, tables) if s.per_query]
     out = pd.concat([t.stack() for _, t in keep], axis=1, keys=[s.name for s, _ in keep])
@@ -261,7 +357,7 @@ def trec_eval_records(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     version = check_trec_eval_version(trec_eval_version)
     qrels, measures = _measures_given_as_qrels(runs, qrels, measures)
     c = _campaign(runs, qrels, version, "trec_eval_records").truncate(depth)
-    all_specs = expand_measures(measures, threshold=threshold)
+    all_specs = expand_measures(measures, threshold=threshold, trec_eval_version=version)
     specs, tables, listed, sums = _evaluate(c, all_specs, complete, version)
     return records(c.systems, c.topics, specs, tables, listed, sums, per_query=per_query, summary=summary,
                     runid=any(s.kind == "runid" for s in all_specs))

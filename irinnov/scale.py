@@ -429,7 +429,7 @@ def trec_eval_records_sharded(runs: RunsLike,  # run files (list, directory or g
     "trec_eval's records, as `metrics.trec_eval_records` prints them, and the innovation-aware score tables, computed shard by shard on Dask."
     from irinnov import metrics
     complete, version = options.complete, options.trec_eval
-    all_specs = metrics.expand_measures(list(measures), threshold=options.threshold)  # name errors before any reading
+    all_specs = metrics.expand_measures(list(measures), threshold=options.threshold, trec_eval_version=version)  # name errors before any reading
     specs = [s for s in all_specs if s.kind != "runid"]
     innovation = _measures(list(innovation), options.threshold)
     sr = shard_runs(runs, qrels, client=client, n_shards=n_shards, tag=tag, progress=progress,
@@ -447,9 +447,7 @@ def trec_eval_records_sharded(runs: RunsLike,  # run files (list, directory or g
     topics = sorted(present.columns)                                     # the one-process order: topics as strings
     present = present[topics]
     tables = [_concat([p[0][i] for p in parts]) for i in range(len(specs))]
-    if not complete and (bad := ~present.to_numpy().any(1)).any():
-        raise ValueError(f"run {present.index[bad][0]!r} has no topic in common with the qrels (wrong qrels?); "
-                         "trec_eval stops there; averaged over every qrels topic (trec_eval -c) each measure is 0")
+    metrics.check_coverage(present.to_numpy(), present.index, complete=complete)   # as in one process
     listed = present.to_numpy() | (complete and version == "10")
     sums = metrics.summarize(specs, tables, present.to_numpy(), complete, sum(p[2] for p in parts), present.index)
     recs = metrics.records(present.index, topics, specs, tables, listed, sums, per_query=per_query, summary=True,

@@ -87,8 +87,8 @@ def test_qrels_frame_with_conflicting_grades_or_missing_doc_is_refused():
     with pytest.raises(ValueError, match=r"qrels: doc is missing"):
         prepare(runs, qrels.astype({"doc": object}).assign(doc=["a", None]))
     repeat = pd.concat([qrels, qrels.iloc[:1]], ignore_index=True)
-    with pytest.warns(UserWarning, match="repeated qrels"): c = prepare(runs, repeat)
-    assert c.grades[0, 0].tolist() == [1, NO_GRADE, 2] and len(c.qrels) == 2
+    with pytest.raises(ValueError, match=r"query 'q1', doc 'a' judged twice \(rows 0, 2\); trec_eval refuses"):
+        prepare(runs, repeat)
 
 
 # --- grades outside int16: refused with file:line, never wrapped -------------------------------------------------

@@ -684,9 +684,15 @@ def _check_qrels(df: pd.DataFrame, path="qrels", lines_fn=lambda: None) -> pd.Da
             where = f" (lines {', '.join(str(int(lines[r])) for r in rows[:3])})" if lines is not None else ""
             raise TrecFormatError(path, int(lines[rows[1]]) if lines is not None else None,
                                   f"{', '.join(f'{k} {v!r}' for k, v in zip(keys, key))} judged twice with different grades{where}")
-        n = int(df.duplicated(keys).sum())
-        warnings.warn(f"{path}: {n} repeated qrels line(s) with identical grades kept once")
-        df = df[~df.duplicated(keys)].reset_index(drop=True)
+        # a repeated identical line: trec_eval stops on it too ("duplicate docs"), in 9.0.x and 10.0
+        key = df[dup].iloc[0][keys]
+        lines = lines_fn()
+        rows = np.flatnonzero((df[keys] == key).all(axis=1))
+        where = f" (lines {', '.join(str(int(lines[r])) for r in rows[:3])})" if lines is not None else \
+            f" (rows {', '.join(str(int(r)) for r in rows[:3])})"
+        raise TrecFormatError(path, int(lines[rows[1]]) if lines is not None else None,
+                              f"{', '.join(f'{k} {v!r}' for k, v in zip(keys, key))} judged twice{where}; "
+                              "trec_eval refuses a repeated judgment too (duplicate docs): remove one")
     return df
 
 # %% ../../nbs/00a_read.ipynb #90c5740b

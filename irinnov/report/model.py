@@ -8,8 +8,11 @@ from __future__ import annotations
 import math
 import re
 import string
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -18,6 +21,7 @@ from ..conventions import DEFAULT_DEPTH, DEFAULT_THRESHOLD, QrelsLike, RunsLike,
 from ..measures import (TEAM_FAMILIES, Measure, measure_of, parse_measure, preferences, supports_teams,
                               warn_small_field)
 from ..core.read import as_runs, progress
+from ..metrics import check_coverage
 from ..core.arrays import NO_GRADE
 from ..core.campaign import Campaign, name_indices
 from ..core.encode import prepare
@@ -372,6 +376,18 @@ def _agreement(orderings: dict, hib: dict) -> pd.DataFrame:
     out.index.name = "reference"
     return out
 
+def _warn_copies(c: Campaign, new):
+    "Warn when a run placed in the field has the same ranked lists as a field run: the two copies share their rare documents."
+    if not new or c.overflow: return
+    names = [str(s) for s in c.systems]
+    for n in new:
+        i = names.index(n)
+        same = [names[j] for j in range(len(names)) if names[j] not in new and
+                np.array_equal(c.lengths[j], c.lengths[i]) and np.array_equal(c.docs[j], c.docs[i])]
+        if same:
+            warnings.warn(f"run {n!r} has the same ranked lists as the field's run {same[0]!r}: both copies now "
+                          "share their rare documents (each looks less rare, and its rareness scores drop)", stacklevel=4)
+
 def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                     qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
                     measures=None, # Measure objects or names (default: `default_measures`)
@@ -396,6 +412,8 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     "All measures of a campaign side by side: scores, ranks, agreement (τ, τ_AP), discriminative power, stability, groups, coverage."
     c, new = _field(runs, qrels, against)
     c = c.truncate(depth)
+    check_coverage(c.lengths > 0, c.systems, stacklevel=3)   # a run sharing no topic with the qrels: refused
+    _warn_copies(c, new)
     if len(c.systems) < 2: raise ValueError("runs: a campaign report needs at least two systems")
     if not 0 < alpha < 1: raise ValueError(f"alpha must be in (0, 1), not {alpha}")
     tests = tuple(tests)
