@@ -233,9 +233,11 @@ def _fetch_file(src: Source, path: str, dest: Path, mirror=None, base_url=None, 
     m = _mirror(mirror)
     if m is not None:
         for cand, packed in ((m / "github" / src.repo / path, False), (m / "github" / src.repo / (path + ".gz"), True)):
-            if cand.is_file():
-                _copy_verified(_file_chunks(cand, what, decompress=packed), dest, expected, what, f"mirror file {cand.name}",
-                               pack=pack)
+            if cand.is_file():                           # a byte bar per file (a packed file's size is unknown until read)
+                bar = _bar(show, total=None if packed else cand.stat().st_size, desc=Path(path).name, unit="B", unit_scale=True)
+                try: _copy_verified(_file_chunks(cand, what, decompress=packed), dest, expected, what,
+                                    f"mirror file {cand.name}", bar=bar, pack=pack)
+                finally: bar.close()
                 return "mirror"
     url = src.url(path, base_url)
     try:

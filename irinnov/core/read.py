@@ -506,8 +506,7 @@ def run_files(spec, # a run file, a directory of run files, a glob, or `-` (stan
         files, skipped = _directory_files(p, recursive)
         if skipped:          # a warning, not an error: an editor's backup, a results folder beside the runs
             what = ", ".join(q.name + "/" * q.is_dir() for q in skipped)
-            warnings.warn(f"{spec}: skipped {len(skipped)} entr{'ies' if len(skipped) > 1 else 'y'} that "
-                          f"{'are' if len(skipped) > 1 else 'is'} not run files: {what}"
+            warnings.warn(f"{spec}: skipped {len(skipped)} entr{'ies' if len(skipped) > 1 else 'y'} (not run files): {what}"
                           + ("; pass recursive=True (--recursive) to read subdirectories"
                              if not recursive and any(q.is_dir() for q in skipped) else ""), stacklevel=2)
         if not files: raise FileNotFoundError(f"{spec}: directory holds no run files")
