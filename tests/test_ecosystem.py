@@ -90,3 +90,14 @@ def test_runs_from_a_fifo(tmp_path):
     assert r.doc.tolist() == ["d1", "d2"] and r.system.unique().tolist() == ["63"]
 
 
+
+
+def test_a_bar_while_many_runs_are_read(tmp_path, monkeypatch, capsys):
+    for s in "abc": (tmp_path / f"input.{s}").write_text(f"q1 Q0 d1 1 1.0 {s}\n")
+    monkeypatch.setenv("IRINNOV_PROGRESS", "1")
+    read_runs(tmp_path)
+    err = capsys.readouterr().err
+    assert "reading runs" in err and "/3 [" in err
+    monkeypatch.setenv("IRINNOV_PROGRESS", "0")
+    read_runs(tmp_path)
+    assert capsys.readouterr().err == ""
