@@ -20,8 +20,8 @@ from .conventions import (DEFAULT_DEPTH, DEFAULT_THRESHOLD, EvalOptions, check_c
 __all__ = ['DEFAULT_MEASURES', 'TEST_NAMES', 'DEFAULT_COMPARE_MEASURES', 'COMPARE_TESTS', 'COMPARE_CORRECTIONS',
            'COMPARE_FORMATS', 'CliError', 'run_paths', 'add_options_arguments', 'options_of', 'split_measures',
            'evaluate_command', 'add_against_arguments', 'against_command', 'add_report_arguments', 'report_command',
-           'add_dask_arguments', 'wants_dask', 'dask_client_of', 'datasets_command', 'add_compare_arguments',
-           'compare_command', 'build_parser', 'main']
+           'add_dask_arguments', 'wants_dask', 'dask_client_of', 'check_options', 'datasets_command',
+           'add_compare_arguments', 'compare_command', 'build_parser', 'main']
 
 # %% ../nbs/30_cli.ipynb #db1f20ff
 DEFAULT_MEASURES = ("official",)
@@ -39,13 +39,14 @@ class _Parser(argparse.ArgumentParser):
 def _one_line(msg) -> str:
     return " ".join(str(msg).split())
 
-def run_paths(args, # RUN arguments: files, directories, globs
+def run_paths(args, # RUN arguments: files, directories, globs, `-` (standard input)
+              *, recursive: bool = False, # read the subdirectories of a directory too (`--recursive`)
              ) -> list:
-    "Expand RUN arguments (files, directories, globs) into run files, in order, each once."
+    "Expand RUN arguments (files, directories, globs, `-` for standard input) into run files, in order, each once."
     from irinnov.core.read import run_files           # (imported here: `irinnov --help` stays light)
     out = []
     for a in args:
-        try: files = run_files(a)
+        try: files = run_files(a, recursive=recursive)
         except FileNotFoundError as e: raise CliError(str(e)) from None
         out += [f for f in files if f not in out]
     return out
@@ -126,10 +127,25 @@ def _valued_options() -> set:
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices["evaluate"]
     return {o for a in sub._actions if a.option_strings and a.nargs != 0 for o in a.option_strings}
 
+def _measure_name(name: str) -> bool:
+    "Whether a word is a measure name irinnov or trec_eval knows."
+    from irinnov import metrics
+    from irinnov.measures import parse_measure
+    try:
+        if metrics.trec_eval_name(name): metrics.expand_measures([name])
+        else: parse_measure(name)
+        return True
+    except ValueError: return False
+
+def _looks_like_path(word: str) -> bool:
+    "A word no measure name looks like: a folder in it, or a file suffix of runs and qrels."
+    return "/" in word or os.sep in word or word.lower().endswith((".txt", ".gz", ".qrels", ".qrel", ".run", ".trec", ".tsv", ".res"))
+
 def _gather_measures(argv: list, valued: set | None = None) -> list:
     "`evaluate` arguments in the order argparse wants: options first (every `-m` list as `--measure NAME` pairs), then the files. A `-m` list ends at the next option or at a token naming an existing file, directory or glob, so options go before or after the files, as with trec_eval."
     import glob
     opts, files, names, i = [], [], [], 0
+    absorbed = []                         # (name, files before it) of each name that followed another in a -m list
     valued = _valued_options() if valued is None else valued     # the options that take a value
     while i < len(argv):
         a = argv[i]
@@ -146,6 +162,7 @@ def _gather_measures(argv: list, valued: set | None = None) -> list:
                 i += 1
             while i < len(argv) and not argv[i].startswith("-") and not (os.path.exists(argv[i]) or glob.glob(argv[i])):
                 names.append(argv[i])
+                absorbed.append((len(names) - 1, len(files)))
                 i += 1
         elif a.startswith("-") and len(a) > 1:
             opts.append(a)
@@ -154,6 +171,11 @@ def _gather_measures(argv: list, valued: set | None = None) -> list:
         else:
             files.append(a)
             i += 1
+    # a mistyped path read as a measure name (no such file ends a -m list): where QRELS or a RUN is then missing, or
+    # where the word looks like a path, it goes back among the files, so that the error is about the path
+    paths = [(k, at) for k, at in absorbed if (len(files) < 2 or _looks_like_path(names[k])) and not _measure_name(names[k])]
+    for k, at in reversed(paths): files.insert(at, names[k])
+    names = [n for k, n in enumerate(names) if k not in {k for k, _ in paths}]
     return opts + [x for n in names for x in ("--measure", n)] + (["--"] + files if files else [])
 
 # %% ../nbs/30_cli.ipynb #ee46d042
@@ -242,11 +264,11 @@ def add_against_arguments(parser: argparse.ArgumentParser, # the `evaluate` subc
     "Add `--against DATASET` (and its significance options) to `irinnov evaluate`."
     parser.add_argument("--against", metavar="DATASET", help="place the RUNs in a campaign's field (a dataset of "
                         "'irinnov datasets list'): campaign measures computed with the campaign's runs, the campaign's qrels")
-    parser.add_argument("--test", choices=TEST_NAMES, default="randomized-tukey",
+    parser.add_argument("--test", choices=TEST_NAMES,
                         help="test for the significance groups with --against (default randomized-tukey)")
-    parser.add_argument("--alpha", type=_unit_interval, default=0.05, help="significance level (default 0.05)")
-    parser.add_argument("--permutations", type=_positive, default=1000, metavar="B",
-                        help="permutations of the randomized test (default 1000)")
+    parser.add_argument("--alpha", type=_unit_interval, help="significance level with --against (default 0.05)")
+    parser.add_argument("--permutations", type=_positive, metavar="B",
+                        help="permutations of the randomized test with --against (default 1000)")
     return parser
 
 def against_command(args, # the parsed command line
@@ -260,8 +282,10 @@ def against_command(args, # the parsed command line
     specs = [parse_measure(m, threshold=opts.threshold) for m in names] if names else None   # errors before reading
     paths = [p for p in ([getattr(args, "qrels", None)] if getattr(args, "qrels", None) else []) + list(args.runs)]
     if not paths: raise CliError("--against needs at least one RUN", 2)
-    runs = read_runs(run_paths(paths), tag=getattr(args, "tag", False))
-    table = against_field(runs, args.against, measures=specs, tests=(args.test,), alpha=args.alpha, B=args.permutations,
+    field = _check_dataset(args.against).name                  # irinnov's name (an ir_datasets one given)
+    runs = read_runs(run_paths(paths, recursive=getattr(args, "recursive", False)), tag=getattr(args, "tag", False))
+    table = against_field(runs, field, measures=specs, tests=(args.test or "randomized-tukey",),
+                          alpha=args.alpha if args.alpha is not None else 0.05, B=args.permutations or 1000,
                           depth=opts.depth, threshold=opts.threshold)
     sys.stdout.write(placement_text(table, getattr(args, "format", "table")))
     return 0
@@ -335,10 +359,9 @@ def report_command(args, # the parsed command line
     if args.against and not args.files: raise CliError("--against NAME needs your RUN files", 2)
     level = None
     if name:
-        from irinnov import datasets
-        if name not in datasets.REGISTRY:
-            raise CliError(f"unknown dataset {name!r}; available: {', '.join(sorted(datasets.REGISTRY))}", 2)
-        level = getattr(datasets.REGISTRY[name], "threshold", None)
+        info = _check_dataset(name)                                # irinnov's name (an ir_datasets one given)
+        name = info.name
+        level = getattr(info, "threshold", None)
     elif len(args.files) < 2: raise CliError("give --dataset NAME, or QRELS and at least one RUN", 2)
     opts = options_of(args, threshold=level)                       # -l, or the dataset's own level
     measures = split_measures(args.measure) if args.measure else None
@@ -350,7 +373,7 @@ def report_command(args, # the parsed command line
         except ValueError:
             if args.official: raise CliError(f"--official: no official measures known for {name!r}", 2) from None
     elif args.official: raise CliError("--official needs --dataset or --against", 2)
-    mine = read_runs(run_paths(args.files), tag=args.tag) if args.against else None    # your runs: errors before the lock
+    mine = read_runs(run_paths(args.files, recursive=args.recursive), tag=args.tag) if args.against else None    # your runs: errors before the lock
     with claim_output(args.output) as out:                         # an unusable folder is refused before any computing
         if name:
             from irinnov import datasets
@@ -360,7 +383,7 @@ def report_command(args, # the parsed command line
             title = args.title or (f"Your runs against {name}" if args.against else f"{name}: irinnov campaign report")
         else:
             qrels = read_qrels(args.files[0])
-            runs = run_paths(args.files[1:])           # on Dask the workers read them, each file in its own task
+            runs = run_paths(args.files[1:], recursive=args.recursive)           # on Dask the workers read them, each file in its own task
             if not wants_dask(args): runs = read_runs(runs, tag=args.tag)
             meta, title = None, args.title or "irinnov campaign report"
         teams = None
@@ -414,13 +437,45 @@ def dask_client_of(args, # the parsed command line
             print(f"irinnov: {n} Dask worker(s); dashboard: {client.dashboard_link}", file=sys.stderr)
         yield client
 
+# %% ../nbs/30_cli.ipynb #c75f0971
+def _stream(path: str) -> bool:
+    "Whether a RUN argument is standard input or a pipe (process substitution): readable once, by this process only."
+    import stat
+    try: return path == "-" or stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError: return False
+
+def check_options(args, # the parsed command line
+                 ) -> None:
+    "Refuse options that would do nothing in this command (usage error), and warn of more Dask workers than cores."
+    against = getattr(args, "against", None)
+    if getattr(args, "command", None) == "evaluate" and not against:
+        given = [o for o, k in (("--test", "test"), ("--alpha", "alpha"), ("--permutations", "permutations"))
+                 if getattr(args, k, None) is not None]
+        if given: raise CliError(f"{', '.join(given)} only act{'s' * (len(given) == 1)} with --against DATASET "
+                                 "(the significance groups of your runs in a campaign's field)", 2)
+    if getattr(args, "memory_limit", None) is not None and getattr(args, "workers", None) is None:
+        raise CliError("--memory-limit sets the memory of the local workers that --workers N starts: give --workers"
+                       + (" (a --scheduler cluster's workers have their own limits)" if getattr(args, "scheduler", None) else ""), 2)
+    if getattr(args, "shards", None) is not None and not wants_dask(args):
+        raise CliError("--shards splits the topics over Dask workers: give --workers N or --scheduler ADDRESS", 2)
+    if not wants_dask(args): return
+    if getattr(args, "command", None) == "evaluate" and against:
+        raise CliError("--against is computed in one process: leave out --workers/--scheduler", 2)
+    streams = [a for a in [*(getattr(args, "runs", None) or []), *(getattr(args, "files", None) or [])] if _stream(str(a))]
+    if streams: raise CliError(f"{streams[0]}: a run from standard input or a pipe cannot be sent to Dask workers; "
+                               "write it to a file first", 2)
+    from irinnov.core.read import _cpus
+    n, cores = getattr(args, "workers", None), _cpus()
+    if n is not None and n > cores:
+        warnings.warn(f"--workers {n} is more than the {cores} core{'s' * (cores != 1)} this process may use: the "
+                      "workers share them (no faster, and each holds its share of the runs in memory)")
+
 # %% ../nbs/30_cli.ipynb #3355878f
 def _check_dataset(name: str):
-    "The registry entry of dataset `name`, or a usage error listing the datasets irinnov knows."
+    "The registry entry of dataset `name` (irinnov's or ir_datasets' name), or a usage error with the closest names and every dataset irinnov knows."
     from irinnov import datasets
-    known = list(datasets.available()["name"])
-    if name not in known: raise CliError(f"unknown dataset {name!r}; available: {', '.join(sorted(known))}", 2)
-    return datasets.REGISTRY[name]
+    try: return datasets.REGISTRY[datasets.dataset_name(name)]     # ir_datasets' names too; the closest names if unknown
+    except ValueError as e: raise CliError(str(e).removeprefix("name: "), 2) from None
 
 # %% ../nbs/30_cli.ipynb #31884009
 def datasets_command(args, # the parsed command line
@@ -441,11 +496,11 @@ def datasets_command(args, # the parsed command line
         raise CliError(f"{args.name} is a NIST collection that irinnov never downloads; use it from your own copy: "
                        f"irinnov report --dataset {args.name} --path DIR")
     if args.action == "fetch":
-        root = datasets.fetch(args.name, mirror=args.mirror, path=args.path, progress=True)
+        root = datasets.fetch(info.name, mirror=args.mirror, path=args.path, progress=True)
         n = len(info.files)
         print(f"{args.name}: {n} files fetched and verified in {root}")
         return 0
-    v = datasets.verify(args.name, path=args.path)
+    v = datasets.verify(info.name, path=args.path)
     bad = v[~v.ok]
     for r in bad.head(10).itertuples(): print(f"{r.status}\t{r.repo}/{r.path}")
     if len(bad) > 10: print(f"... and {len(bad) - 10} more")
@@ -500,7 +555,7 @@ def compare_command(args, # the parsed command line
         if out.is_dir(): raise CliError(f"{out}: is a directory (give a file name to -o)")
         if not out.parent.is_dir(): raise CliError(f"{out.parent}: no such directory (for -o)")
     qrels = read_qrels(args.qrels, comments=opts.trec_eval == "10")
-    board = leaderboard(run_paths(args.runs), qrels, measures, options=opts, sort=args.sort,
+    board = leaderboard(run_paths(args.runs, recursive=args.recursive), qrels, measures, options=opts, sort=args.sort,
                         baselines=args.baseline or (), test=args.test, correction=args.correction or "auto",
                         alpha=args.alpha, B=args.permutations, seed=args.seed, tag=args.tag)
     if args.output: board.write(args.output, format=args.format)
@@ -508,6 +563,10 @@ def compare_command(args, # the parsed command line
     return 0
 
 # %% ../nbs/30_cli.ipynb #3e809826
+def _add_recursive(parser: argparse.ArgumentParser):
+    parser.add_argument("--recursive", action="store_true", help="read the run files in the subdirectories of a RUN "
+                        "directory too (otherwise they are skipped, and listed on stderr)")
+
 def build_parser() -> argparse.ArgumentParser:
     "The argument parser of the `irinnov` command."
     from irinnov import __version__
@@ -532,6 +591,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-q", action="store_true", help="also print every query's value (trec_eval -q)")
     e.add_argument("-n", action="store_true", help="no summary: only the per-query values (trec_eval -n)")
     add_options_arguments(e)
+    _add_recursive(e)
     e.add_argument("--format", choices=("table", "tsv", "json"), default="table",
                    help="table (trec_eval layout, 4 decimals), tsv or json (long: system, measure, query, value)")
     e.add_argument("--tag", action="store_true", help="name systems by the run tag column instead of the file name")
@@ -542,6 +602,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Write the campaign report of a dataset (--dataset NAME) or of QRELS and RUN files: "
                                    "report.html (self-contained) and CSV/Parquet tables in the output directory.")
     add_report_arguments(r)
+    _add_recursive(r)
     add_dask_arguments(r)
     r.set_defaults(func=report_command)
     k = sub.add_parser("compare", help="a leaderboard of runs with significance tests (text, Markdown, LaTeX, CSV, JSON)",
@@ -549,6 +610,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "significance against --baseline runs or over all pairs (letter groups), effect "
                                    "sizes, as a terminal table, Markdown, LaTeX (booktabs), CSV or JSON.")
     add_compare_arguments(k)
+    _add_recursive(k)
     k.set_defaults(func=compare_command)
     d = sub.add_parser("datasets", help="list, fetch or verify datasets",
                        description="List the datasets irinnov knows, fetch one into the cache ($IRINNOV_HOME), or "
@@ -585,6 +647,7 @@ def main(argv=None, # the arguments (default: sys.argv[1:])
             if first is not None and argv[first] == "evaluate":
                 argv = argv[:first + 1] + _gather_measures(argv[first + 1:])
             args = build_parser().parse_args(argv)
+            check_options(args)                 # options that would do nothing refused, before any reading
             return args.func(args)
     except SystemExit as e:                 # --help and --version exit 0 through argparse
         return e.code if isinstance(e.code, int) else 0

@@ -5,6 +5,7 @@
 # %% ../nbs/01_datasets.ipynb #3af04119
 from __future__ import annotations
 
+import difflib
 import gzip
 import hashlib
 import os
@@ -28,11 +29,12 @@ from .core.campaign import Campaign
 from .core.encode import prepare
 
 # %% auto #0
-__all__ = ['BASE_URL', 'SOURCES', 'REGISTRY', 'TREC8_ADHOC_RUNS', 'TREC5_ADHOC_RUNS', 'TREC5_CATEGORY_B_RUNS', 'Source',
-           'parse_sums', 'register_source', 'read_manifest', 'manifest_text', 'ChecksumError', 'FetchError', 'home',
-           'sha256', 'DatasetInfo', 'register', 'unregister', 'Dataset', 'fetch', 'verify', 'nist_dir', 'load',
-           'available', 'read_leaderboard', 'web_run_name', 'read_web_topics', 'read_trec_browser_runs',
-           'read_trec_browser_results', 'reproduce_leaderboard', 'parse_run_list', 'read_runs_table']
+__all__ = ['BASE_URL', 'SOURCES', 'REGISTRY', 'IR_DATASETS_NAMES', 'TREC8_ADHOC_RUNS', 'TREC5_ADHOC_RUNS',
+           'TREC5_CATEGORY_B_RUNS', 'Source', 'parse_sums', 'register_source', 'read_manifest', 'manifest_text',
+           'ChecksumError', 'FetchError', 'home', 'sha256', 'DatasetInfo', 'register', 'unregister', 'dataset_name',
+           'Dataset', 'fetch', 'verify', 'nist_dir', 'load', 'available', 'read_leaderboard', 'web_run_name',
+           'read_web_topics', 'read_trec_browser_runs', 'read_trec_browser_results', 'reproduce_leaderboard',
+           'parse_run_list', 'read_runs_table']
 
 # %% ../nbs/01_datasets.ipynb #1725759f
 BASE_URL = "https://raw.githubusercontent.com"
@@ -244,9 +246,11 @@ def _fetch_file(src: Source, path: str, dest: Path, mirror=None, base_url=None, 
     m = _mirror(mirror)
     if m is not None:
         for cand, packed in ((m / "github" / src.repo / path, False), (m / "github" / src.repo / (path + ".gz"), True)):
-            if cand.is_file():
-                _copy_verified(_file_chunks(cand, what, decompress=packed), dest, expected, what, f"mirror file {cand.name}",
-                               pack=pack)
+            if cand.is_file():                           # a byte bar per file (a packed file's size is unknown until read)
+                bar = _bar(show, total=None if packed else cand.stat().st_size, desc=Path(path).name, unit="B", unit_scale=True)
+                try: _copy_verified(_file_chunks(cand, what, decompress=packed), dest, expected, what,
+                                    f"mirror file {cand.name}", bar=bar, pack=pack)
+                finally: bar.close()
                 return "mirror"
     url = src.url(path, base_url)
     try:
@@ -332,10 +336,30 @@ def _plugins() -> None:
     for m in _PLUGINS: importlib.import_module(m)
 
 def _info(name: str) -> DatasetInfo:
+    return REGISTRY[dataset_name(name)]
+
+# %% ../nbs/01_datasets.ipynb #ba85ffb4
+IR_DATASETS_NAMES = {               # ir_datasets' name -> irinnov's: the same topics and judgments
+    **{f"cord19/trec-covid/round{n}": f"trec-covid-round{n}" for n in range(1, 6)},
+    "msmarco-passage/trec-dl-2020": "trec-dl-2020-passage", "msmarco-passage/trec-dl-2020/judged": "trec-dl-2020-passage",
+    "msmarco-passage/trec-dl-2019": "trec-dl-2019-passage", "msmarco-passage/trec-dl-2019/judged": "trec-dl-2019-passage",
+    "clueweb09/catb/trec-web-2012": "web2012", "clueweb09/en/trec-web-2012": "web2012",
+    "disks45/nocr/trec8": "trec8",
+}
+
+def dataset_name(name: str, # irinnov's name of a dataset (`irinnov datasets list`) or ir_datasets' (`cord19/trec-covid/round1`)
+                ) -> str:
+    "irinnov's name of a registered dataset; an unknown name raises a ValueError with the closest names and every name."
     _plugins()
-    if name not in REGISTRY:
-        raise ValueError(f"name: unknown dataset {name!r}; available: {', '.join(sorted(REGISTRY))}")
-    return REGISTRY[name]
+    name = str(name)
+    if name in REGISTRY: return name
+    alias = IR_DATASETS_NAMES.get(name.strip().lower().rstrip("/"))
+    if alias in REGISTRY: return alias
+    known = [i.name for i in REGISTRY.values()]                 # the order of `available()` and `irinnov datasets list`
+    spellings = {n.lower(): n for n in known} | {a: n for a, n in IR_DATASETS_NAMES.items() if n in REGISTRY}
+    close = list(dict.fromkeys(spellings[c] for c in difflib.get_close_matches(name.lower(), list(spellings), n=3, cutoff=0.6)))
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise ValueError(f"name: unknown dataset {name!r}; {hint}available: {', '.join(known)}")
 
 # %% ../nbs/01_datasets.ipynb #7b104029
 class Dataset:
@@ -381,6 +405,7 @@ def fetch(name: str,                   # a registered dataset (see `available()`
          ) -> Path:
     "Copy (from a mirror) or download the dataset's pinned files into the cache, verify each, return the cache dir."
     info = _info(name)
+    name = info.name                                         # irinnov's name, an ir_datasets one given
     if info.nist is not None:
         raise ValueError(f"name: {name!r} is a NIST collection; irinnov never downloads it: load({name!r}, path=DIR)")
     root = _cache_dir(name, path)
@@ -398,6 +423,7 @@ def verify(name: str,   # a registered dataset
           ) -> pd.DataFrame:
     "Re-hash the cached files of a dataset: one row per file with expected and actual sha256 and `ok`."
     info = _info(name)
+    name = info.name
     root, rows = _cache_dir(name, path), []
     for repo, p in info.files:
         f, exp = root / repo / p, SOURCES[repo].sums[p]
@@ -426,6 +452,7 @@ def load(name: str,                   # a registered dataset (see `available()`)
         ) -> Dataset:
     "Load a dataset by name (see `available()`): fetched and verified public data, or a NIST copy at `path=`."
     info = _info(name)
+    name = info.name
     if info.nist is not None and path is None: path = nist_dir(name)
     where = path if info.nist is not None else _cache_dir(name, path)
     key = (name, str(Path(where).expanduser().resolve()) if where is not None else None, strict)

@@ -185,11 +185,12 @@ def _cut(d: MeasureDef, name: str, k: str | None):
     if int(k) < 1: raise MeasureError(f"measure {name!r}: the cutoff must be ≥ 1")
     return int(k)
 
-def parse_measure(name: str, # a measure's name, as researchers write it or an alias (`map`, `ndcg_cut.10`, `P_5`)
+def parse_measure(name, # a measure's name (or an ir_measures object), as researchers write it or an alias (`map`, `ndcg_cut.10`, `P_5`)
                   *,
                   threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                  ) -> Measure:
-    "The Measure a name denotes; an unknown name raises a MeasureError that lists every accepted name and alias."
+    "The Measure a name (or an ir_measures measure object, `ir_measures.nDCG@10`) denotes; an unknown name raises a MeasureError with the closest names."
+    if type(name).__module__.split(".")[0] == "ir_measures": name = str(name)     # ir_measures writes its names as irinnov reads them
     if not isinstance(name, str) or not name.strip(): raise _unknown(str(name))
     text = name.replace(" ", "")
     m = _NAME.match(text)

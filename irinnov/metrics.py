@@ -269,6 +269,7 @@ def measure(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     "The score table of one measure given by name, named canonically (`map` → `AP`): for trec_eval's measures, a column per qrels topic."
     from irinnov.measures import MeasureError, parse_measure
     version = check_trec_eval_version(trec_eval_version)
+    if type(name).__module__.split(".")[0] == "ir_measures": name = str(name)      # an ir_measures object: its name
     if trec_eval_name(name):
         specs = expand_measures([name], threshold=threshold)
         if len(specs) != 1 or specs[0].kind == "runid":

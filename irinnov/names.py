@@ -5,12 +5,14 @@
 # %% ../nbs/06_names.ipynb #5be2d5a3
 from __future__ import annotations
 
+import difflib
 import math
+import re
 from dataclasses import dataclass
 
 # %% auto #0
 __all__ = ['REL', 'CUTOFFS', 'RPP_NAMES', 'REGISTRY', 'TABLES', 'MeasureError', 'Param', 'MeasureDef', 'measure_name',
-           'name_patterns', 'accepted_names', 'definition_of', 'declared', 'name_of']
+           'name_patterns', 'accepted_names', 'closest_names', 'definition_of', 'declared', 'name_of']
 
 # %% ../nbs/06_names.ipynb #efc4ceea
 class MeasureError(ValueError):
@@ -254,8 +256,25 @@ def accepted_names() -> str:
     return (f"known measures: {known} (k, n, a, r are numbers; options in parentheses, e.g. P(rel=2)@10, "
             f"RBP(p=0.5), ASL(pad=1000), RIC(graded=0), U(log0=penalty)); aliases (any case): {aliases}")
 
+_SPELLINGS = {a.lower(): a for d in REGISTRY.values() for a in (d.name, *d.aliases)}
+
+def closest_names(name: str, # a name that is not a measure's (`nDGC@10`, `MAPP`, `P@10x`)
+                 ) -> list:
+    "The accepted names closest to a mistyped one, its cut-off and options kept: `nDGC@10` → `['nDCG@10']`."
+    base = re.split(r"[@(.]", name.strip(), maxsplit=1)[0]
+    cut = re.search(r"_\d+$", base)                       # trec_eval's `P_5`: the cut-off is not part of the name
+    if cut: base = base[:cut.start()]
+    rest = name.strip()[len(base):]
+    d = _ALIASES.get(base.lower())
+    if d is not None: return name_patterns(d)            # the name is right, what follows it is not
+    close = difflib.get_close_matches(base.lower(), list(_SPELLINGS), n=3, cutoff=0.6)
+    return list(dict.fromkeys(_ALIASES[c].name + rest for c in close))     # each measure once, by its canonical name
+
 def _unknown(name: str) -> MeasureError:
-    return MeasureError(f"unknown measure {name!r}; {accepted_names()}")
+    close = closest_names(name)
+    if not close: return MeasureError(f"unknown measure {name!r}; {accepted_names()}")
+    return MeasureError(f"unknown measure {name!r}; did you mean {' or '.join(close)}? (every name: "
+                        "irinnov.measures.registry_table())")
 
 def definition_of(base: str, # a registry name or alias (any case), or a key of TABLES
                   *,

@@ -23,7 +23,7 @@ LAYERS = [
     ("analysis", {"report.model", "report.plots", "report.html", "report", "recsys", "leaderboard", "experiments.rareness",
                   "experiments.novelty", "experiments.rpp", "experiments.asl", "experiments.infotheory", "experiments"}),
     ("scale", {"scale"}),
-    ("command line", {"cli"}),
+    ("command line", {"cli", "__main__"}),
 ]
 LAYER = {m: i for i, (_, mods) in enumerate(LAYERS) for m in mods}
 SKIP = {"_modidx", "__init__"}

@@ -315,10 +315,13 @@ def small(tmp_path):
     return write_trec(tmp_path, runs, qrels)
 
 
-def test_error_unknown_measure_lists_known(tmp_path, small):
+def test_error_unknown_measure_names_the_closest(tmp_path, small):
     qp, rd = small
     res = irinnov("evaluate", qp, rd, "-m", "AP", "MAPP@10", cwd=tmp_path)
-    assert_one_line_error(*res, "'MAPP@10'", "known measures:", "AP@k", "nDCG@k", "AP_rareness@k(alpha=a)", "RPP", "ASL@g1-n",
+    assert_one_line_error(*res, "'MAPP@10'", "did you mean AP@10", exit_code=2)       # the closest names, not the list
+    assert "known measures" not in res[2]
+    res = irinnov("evaluate", qp, rd, "-m", "AP", "zzzz", cwd=tmp_path)                  # close to none: every name
+    assert_one_line_error(*res, "'zzzz'", "known measures:", "AP@k", "nDCG@k", "AP_rareness@k(alpha=a)", "RPP", "ASL@g1-n",
                           "RIC", exit_code=2)
     assert_one_line_error(*irinnov("evaluate", qp, rd, "-m", "ASL@10", cwd=tmp_path), "ASL takes @g1-n", exit_code=2)
     assert_one_line_error(*irinnov("evaluate", qp, rd, "-m", "RIC(beta=1)", cwd=tmp_path), "unknown parameter 'beta'")
@@ -466,3 +469,90 @@ def test_evaluate_keeps_a_long_list_apart(tmp_path):
         assert np.abs(means(df, m).to_numpy() - trec_means(ref, runs, topics, m, True).to_numpy()).max() <= 1e-12, m
     rpp = parse_measure("RPP")(prepare(read_runs(rd), read_qrels(qp)), warn=False).mean(axis=1)
     np.testing.assert_allclose(means(df, "RPP").to_numpy(), rpp.sort_index().to_numpy(), rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- habits of the ecosystem
+
+def test_python_dash_m_is_the_command(tmp_path, small):
+    qp, rd = small
+    r = subprocess.run([sys.executable, "-m", "irinnov", "evaluate", str(qp), str(rd), "-m", "map", "--format", "tsv"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == irinnov("evaluate", qp, rd, "-m", "map", "--format", "tsv", cwd=tmp_path)[1]
+    r = subprocess.run([sys.executable, "-m", "irinnov", "--version"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("irinnov ")
+
+
+def test_runs_from_standard_input_and_process_substitution(tmp_path, small):
+    import gzip, shutil
+    qp, rd = small
+    run = rd / "input.sys0"
+    want = irinnov("evaluate", qp, run, "-m", "map", "P.5", cwd=tmp_path)[1]
+    r = subprocess.run([str(IRINNOV), "evaluate", str(qp), "-", "-m", "map", "P.5"], input=run.read_text(),
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stderr == "" and r.stdout == want               # `-`: standard input
+    if shutil.which("bash") is None or shutil.which("zcat") is None: pytest.skip("no bash/zcat for process substitution")
+    (tmp_path / "run.gz").write_bytes(gzip.compress(run.read_bytes()))
+    r = subprocess.run(["bash", "-c", f"'{IRINNOV}' evaluate '{qp}' <(zcat run.gz) -m map P.5"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr                                           # a FIFO is a run file
+    assert r.stdout == want
+    r = subprocess.run(["bash", "-c", f"'{IRINNOV}' evaluate '{qp}' <(zcat run.gz) --workers 1"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "cannot be sent to Dask workers" in r.stderr       # a pipe cannot be shipped to Dask
+
+
+def test_mistyped_qrels_after_a_measure_list(tmp_path, small):
+    qp, rd = small
+    assert_one_line_error(*irinnov("evaluate", "-m", "map", "P.5", "qrels.txx", rd, cwd=tmp_path),
+                          "qrels.txx: no such qrels file", exit_code=1)
+    assert_one_line_error(*irinnov("evaluate", "-m", "map", "P.5", "data/qrels", rd, cwd=tmp_path),
+                          "data/qrels: no such qrels file", exit_code=1)
+    assert_one_line_error(*irinnov("evaluate", qp, rd / "input.sys0", "-m", "map", "runs/input.nope", cwd=tmp_path),
+                          "runs/input.nope: no such run file", exit_code=1)
+    assert_one_line_error(*irinnov("evaluate", qp, rd, "-m", "map", "P.x", cwd=tmp_path), "unknown measure 'P.x'",
+                          exit_code=2)                                             # a measure-like word stays a measure
+
+
+def test_options_that_do_nothing_are_refused(tmp_path, small):
+    qp, rd = small
+    for args, needle in ((("--test", "t-holm"), "--test only acts with --against"),
+                         (("--alpha", "0.01", "--permutations", "100"), "--alpha, --permutations only act with --against"),
+                         (("--memory-limit", "2GB"), "--memory-limit"), (("--shards", "4"), "--shards")):
+        assert_one_line_error(*irinnov("evaluate", qp, rd, *args, cwd=tmp_path), needle, exit_code=2)
+    assert_one_line_error(*irinnov("report", qp, rd, "-o", "out", "--memory-limit", "1GB", cwd=tmp_path), "--workers",
+                          exit_code=2)
+    assert not (tmp_path / "out").exists()
+    code, out, err = irinnov("evaluate", qp, rd, "-m", "nope@@", "--workers", "4096", cwd=tmp_path)   # fails before Dask
+    assert code == 2 and err.splitlines()[0].startswith("irinnov: warning: --workers 4096 is more than the ")
+
+
+def test_run_directory_skips_are_said_and_recursive_reads_them(tmp_path, small):
+    qp, rd = small
+    (rd / ".input.sys0.swp").write_text("junk\n")
+    (rd / "older").mkdir()
+    (rd / "older" / "input.old").write_text((rd / "input.sys0").read_text().replace("sys0", "old"))
+    code, out, err = irinnov("evaluate", qp, rd, "-m", "map", cwd=tmp_path)
+    assert code == 0 and "runid" in out and "\told\n" not in out
+    assert err.splitlines() == [f"irinnov: warning: {rd}: skipped 2 entries (not run files): .input.sys0.swp, older/; "
+                                "pass recursive=True (--recursive) to read subdirectories"]
+    code, out, err = irinnov("evaluate", qp, rd, "-m", "map", "--recursive", cwd=tmp_path)
+    assert code == 0 and "\told\n" in out and err == f"irinnov: warning: {rd}: skipped 1 entry (not run files): .input.sys0.swp\n"
+
+
+def test_ir_datasets_names_and_the_datasets_list(tmp_path):
+    from irinnov.datasets import available
+    listed = [l.split()[0] for l in irinnov("datasets", "list", cwd=tmp_path)[1].splitlines()[1:] if not l.startswith(" ")]
+    assert listed == list(available()["name"]) and "movielens-100k-recsys" in listed
+    for args in (("datasets", "fetch", "trec-covid-round9"), ("report", "--dataset", "trec-dl-2020-pasage", "-o", "o"),
+                 ("evaluate", "--against", "nope", "run"), ("report", "--against", "nope", "run", "-o", "o")):
+        code, out, err = irinnov(*args, cwd=tmp_path)
+        assert_one_line_error(code, out, err, "unknown dataset", exit_code=2)
+        assert err.rstrip("\n").endswith("available: " + ", ".join(listed)), err        # exactly `irinnov datasets list`
+    assert "did you mean trec-covid-round" in irinnov("datasets", "fetch", "trec-covid-round9", cwd=tmp_path)[2]
+    assert "did you mean trec-dl-2020-passage" in irinnov("report", "--dataset", "trec-dl-2020-pasage", "-o", "o", cwd=tmp_path)[2]
+    if not (MIRROR / "github" / "castorini" / "TREC-COVID").is_dir(): pytest.skip("no offline mirror")
+    env = {"IRINNOV_MIRROR": str(MIRROR), "IRINNOV_HOME": str(tmp_path / "home")}
+    for name in ("cord19/trec-covid/round1", "msmarco-passage/trec-dl-2020/judged", "msmarco-passage/trec-dl-2019/judged"):
+        code, out, err = irinnov("datasets", "verify", name, cwd=tmp_path, env=env)
+        assert "unknown dataset" not in err and "files verified" in out, (name, out, err)   # the alias is known

@@ -159,9 +159,10 @@ def test_dangling_symlink_or_fifo_in_a_run_directory_is_refused_with_its_path(tm
     d = tmp_path / "runs"
     d.mkdir()
     (d / "input.a").write_bytes(_GOOD.replace(b" r\n", b" a\n"))
-    (d / "sub").mkdir()                                                  # folders are not runs: skipped
+    (d / "sub").mkdir()                                                  # folders are not runs: skipped, and said so
     (d / ".hidden").write_text("x")
-    assert read_runs(d).system.unique().tolist() == ["a"]
+    with pytest.warns(UserWarning, match=r"skipped 2 entries \(not run files\): \.hidden, sub/"):
+        assert read_runs(d).system.unique().tolist() == ["a"]
     os.symlink(tmp_path / "missing", d / "input.b")
     with pytest.raises(TrecFormatError, match=r"runs/input\.b: dangling symbolic link"): read_runs(d)
     with pytest.raises(TrecFormatError, match=r"runs/input\.b: dangling symbolic link"): read_runs(str(d / "input.*"))

@@ -69,10 +69,20 @@ def test_trec_eval_spellings():
     assert canonical_name("P(rel=1)@5", threshold=2) == "P@5"          # an explicit rel= wins over -l
 
 
-def test_unknown_name_lists_every_name_and_alias():
+def test_unknown_name_gets_the_closest_names():
     with pytest.raises(MeasureError) as e: parse_measure("nDGC@10")
+    assert str(e.value).startswith("unknown measure 'nDGC@10'; did you mean nDCG@10?")
+    assert "known measures" not in str(e.value)                          # the closest names, not the whole list
+    for typo, close in [("bperf", "bpref"), ("MAPP@10", "AP@10"), ("ERRR@20", "ERR@20"), ("alpha-ndgc@10", "alpha-nDCG@10"),
+                        ("P_rarness@100(alpha=1)", "P_rareness@100(alpha=1)"), ("MAP@10x", "AP@k")]:
+        with pytest.raises(MeasureError, match="did you mean") as e: parse_measure(typo)
+        assert close in str(e.value), (typo, str(e.value))
+
+
+def test_unknown_name_close_to_none_lists_every_name_and_alias():
+    with pytest.raises(MeasureError) as e: parse_measure("zzzz@10")
     msg = str(e.value)
-    assert msg.startswith("unknown measure 'nDGC@10'; known measures:")
+    assert msg.startswith("unknown measure 'zzzz@10'; known measures:")
     for d in REGISTRY.values():
         for w in name_patterns(d): assert w in msg
         for a in d.aliases: assert a in msg

@@ -189,7 +189,7 @@ def test_custom_measures_and_errors(campaign):
     assert list(r.scores.columns) == ["AP", "nDCG", "ASL", "dcgRPP", "dcgRPP(MC4)"]        # the reference joins
     assert r.innovation == ["ASL", "dcgRPP", "dcgRPP(MC4)"]
     np.testing.assert_array_equal(r.tables["ASL"].to_numpy(), asl.asl(campaign).to_numpy())
-    with pytest.raises(MeasureError, match="known measures"): campaign_report(campaign, measures=["AP", "APP"])
+    with pytest.raises(MeasureError, match="did you mean AP or RPP"): campaign_report(campaign, measures=["AP", "APP"])
     with pytest.raises(ValueError, match="at least two systems"): campaign_report(campaign.subset(systems=["s0"]))
     with pytest.raises(ValueError, match="hue"): write_report(r, out_dir="unused", hue="team")
 

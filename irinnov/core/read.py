@@ -568,15 +568,21 @@ def read_run(path,                      # a TREC run file, plain or gzip
                                     cols["score"].to_numpy()))
 
 # %% ../../nbs/00a_read.ipynb #a5c901bc
-def run_files(spec) -> list:
-    "The run files one path names: the file itself, a directory's files (hidden ones skipped) or a glob's matching files."
+def run_files(spec, # a run file, a directory of run files, a glob, or `-` (standard input)
+              *,
+              recursive: bool = False, # a directory's subdirectories too (their files, at any depth)
+             ) -> list:
+    "The run files one path names: the file itself (a FIFO too: `<(zcat run.gz)`), `-` (standard input), a directory's files (hidden ones and subdirectories skipped, and said so) or a glob's matching files."
+    if str(spec) == "-": return [Path("/dev/stdin")]
     p = Path(spec)
-    if p.is_file(): return [p]
+    if p.is_file() or p.is_fifo() or p.is_char_device(): return [p]      # a process substitution is a FIFO
     if p.is_dir():
-        entries = sorted(q for q in p.iterdir() if not q.name.startswith("."))
-        for q in entries:          # an entry that is neither a file nor a folder would change the campaign unseen
-            if not q.is_file() and not q.is_dir(): raise TrecFormatError(q, None, _odd_entry(q))
-        files = [q for q in entries if q.is_file()]
+        files, skipped = _directory_files(p, recursive)
+        if skipped:          # a warning, not an error: an editor's backup, a results folder beside the runs
+            what = ", ".join(q.name + "/" * q.is_dir() for q in skipped)
+            warnings.warn(f"{spec}: skipped {len(skipped)} entr{'ies' if len(skipped) > 1 else 'y'} (not run files): {what}"
+                          + ("; pass recursive=True (--recursive) to read subdirectories"
+                             if not recursive and any(q.is_dir() for q in skipped) else ""), stacklevel=2)
         if not files: raise FileNotFoundError(f"{spec}: directory holds no run files")
         return files
     if any(c in str(spec) for c in "*?["):
@@ -587,6 +593,18 @@ def run_files(spec) -> list:
         if not files: raise FileNotFoundError(f"{spec}: no run files match")
         return files
     raise FileNotFoundError(f"{spec}: no such run file")
+
+def _directory_files(p: Path, recursive: bool) -> tuple[list, list]:
+    "A directory's run files (in its subdirectories' too with `recursive`), and the hidden entries and folders left out."
+    files, skipped = [], []
+    for q in sorted(p.iterdir()):
+        if q.name.startswith("."): skipped.append(q)
+        elif q.is_dir():
+            if recursive: files += _directory_files(q, True)[0]
+            else: skipped.append(q)
+        elif q.is_file(): files.append(q)
+        else: raise TrecFormatError(q, None, _odd_entry(q))   # neither a file nor a folder: it would change the campaign unseen
+    return files, skipped
 
 def _odd_entry(q: Path) -> str:
     "What a directory entry that is not a regular file or a folder is."
@@ -631,7 +649,8 @@ def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments:
         if not os.path.exists(f): raise FileNotFoundError(f"{f}: no such run file")
         return _run_arrays(f, None if tag else system_name(f), duplicates, comments, max_bytes, check)
     with ThreadPoolExecutor(threads) as ex:
-        parts = list(ex.map(one, files))
+        parts = ex.map(one, files)
+        parts = list(progress(parts, total=len(files), desc="reading runs", unit="file") if len(files) > 1 else parts)
     # one frame over the files' own Arrow strings (no copy); the scores copied once, into one array
     col = lambda k: pa.chunked_array([c for p in parts for c in p[k].chunks], pa.large_string())
     offsets = {}      # files of as many lines and names of one length share one offsets buffer

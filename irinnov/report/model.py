@@ -559,8 +559,8 @@ def against_field(runs: RunsLike, # your runs (files, a directory, a glob or a D
     official = None
     if isinstance(field, str):
         from irinnov import datasets
-        if field not in datasets.REGISTRY:
-            raise ValueError(f"against: unknown dataset {field!r}; available: {', '.join(sorted(datasets.REGISTRY))}")
+        try: field = datasets.dataset_name(field)          # irinnov's name (an ir_datasets one given)
+        except ValueError as e: raise ValueError(f"against: {str(e).removeprefix('name: ')}") from None
         try: official = official_measures(field)
         except ValueError: official = None
         ds = datasets.load(field, path=path, mirror=mirror, progress=True)
