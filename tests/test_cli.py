@@ -466,3 +466,27 @@ def test_evaluate_keeps_a_long_list_apart(tmp_path):
         assert np.abs(means(df, m).to_numpy() - trec_means(ref, runs, topics, m, True).to_numpy()).max() <= 1e-12, m
     rpp = parse_measure("RPP")(prepare(read_runs(rd), read_qrels(qp)), warn=False).mean(axis=1)
     np.testing.assert_allclose(means(df, "RPP").to_numpy(), rpp.sort_index().to_numpy(), rtol=0, atol=1e-12)
+
+
+def _modules_after(argv: list, cwd) -> set:
+    "The top modules and irinnov modules a fresh process has loaded after `irinnov ARGV` (what the command imports)."
+    code = ("import sys, io, contextlib\nfrom irinnov.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()): main({argv!r})\n"
+            "print('\\n'.join(sorted(sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return set(r.stdout.split())
+
+
+def test_light_commands_import_only_what_they_use(tmp_path):
+    "`--version` and `--help` import neither numpy nor pandas; `evaluate` of a run file no report, Dask, Parquet, scipy or plotting."
+    from irinnov import cli, report
+    assert cli.REPORT_TESTS == report.TESTS
+    for argv in (["--version"], ["--help"], ["evaluate", "--help"]):
+        loaded = _modules_after(argv, tmp_path)
+        assert not {"numpy", "pandas", "pyarrow"} & loaded, argv
+    qp, rd = write_trec(tmp_path, {"a": [("1", "d1", 2.0), ("1", "d2", 1.0)]}, [("1", "d1", 1), ("1", "d3", 1)])
+    loaded = _modules_after(["evaluate", "-m", "map", "-m", "ndcg", "-m", "P.10", str(qp), str(rd / "input.a")], tmp_path)
+    assert "irinnov.metrics" in loaded
+    heavy = {"irinnov.report", "irinnov.scale", "pyarrow.parquet", "scipy", "matplotlib", "seaborn", "dask"}
+    assert not heavy & loaded, heavy & loaded
