@@ -17,7 +17,7 @@ from .conventions import (DEFAULT_DEPTH, DEFAULT_THRESHOLD, EvalOptions, check_c
                                  check_threshold)
 
 # %% auto #0
-__all__ = ['DEFAULT_MEASURES', 'TEST_NAMES', 'DEFAULT_COMPARE_MEASURES', 'COMPARE_TESTS', 'COMPARE_CORRECTIONS',
+__all__ = ['DEFAULT_MEASURES', 'TEST_NAMES', 'REPORT_TESTS', 'DEFAULT_COMPARE_MEASURES', 'COMPARE_TESTS', 'COMPARE_CORRECTIONS',
            'COMPARE_FORMATS', 'CliError', 'run_paths', 'add_options_arguments', 'options_of', 'split_measures',
            'evaluate_command', 'add_against_arguments', 'against_command', 'add_report_arguments', 'report_command',
            'add_dask_arguments', 'wants_dask', 'dask_client_of', 'check_options', 'datasets_command',
@@ -291,10 +291,11 @@ def against_command(args, # the parsed command line
     return 0
 
 # %% ../nbs/30_cli.ipynb #47fe4876
+REPORT_TESTS = ("randomized-tukey", "t-bonferroni")   # irinnov.report.TESTS (not imported: `evaluate` and `--help` stay light)
+
 def add_report_arguments(parser: argparse.ArgumentParser, # the `report` subcommand's parser
                         ) -> argparse.ArgumentParser:
     "Add every option of `irinnov report` to `parser` (the `report` subcommand's parser)."
-    from irinnov.report import TESTS
     r = parser
     r.add_argument("files", metavar="QRELS RUN", nargs="*", help="qrels file, then run files, directories or globs "
                    "(with --against: your run files only)")
@@ -311,8 +312,8 @@ def add_report_arguments(parser: argparse.ArgumentParser, # the `report` subcomm
                    "first official measure of the dataset, else AP)")
     r.add_argument("--official", action=argparse.BooleanOptionalAction, default=None,
                    help="use the dataset's official measures as the classic set (default: yes when the dataset has them)")
-    r.add_argument("--tests", nargs="+", choices=TEST_NAMES, default=list(TESTS), metavar="TEST",
-                   help=f"significance tests, the first for the groups (default: {' '.join(TESTS)}; also t-holm, bootstrap)")
+    r.add_argument("--tests", nargs="+", choices=TEST_NAMES, default=list(REPORT_TESTS), metavar="TEST",
+                   help=f"significance tests, the first for the groups (default: {' '.join(REPORT_TESTS)}; also t-holm, bootstrap)")
     r.add_argument("--alpha", type=_unit_interval, default=0.05, help="significance level (default 0.05)")
     add_options_arguments(r, level_default=None, complete=False,
                           level_help="default: the dataset's own level (2 for TREC DL passages), else 1")

@@ -11,9 +11,9 @@ from os import PathLike
 from dataclasses import dataclass
 from typing import Union
 
-import numpy as np
-import pandas as pd
-# scipy.stats (0.4 s to import) is imported where a t-test is computed, not by every reader of a run file
+import sys
+# numpy, pandas and scipy.stats are imported where they are used: the command line's `--version`, `--help` and
+# option checks import none of them (numpy alone is 0.1 s; scipy.stats 0.4 s, imported only where a t-test runs)
 
 # %% auto #0
 __all__ = ['RunsLike', 'QrelsLike', 'DEFAULT_THRESHOLD', 'DEFAULT_DEPTH', 'campaign_of', 'check_threshold', 'check_cutoff',
@@ -21,8 +21,8 @@ __all__ = ['RunsLike', 'QrelsLike', 'DEFAULT_THRESHOLD', 'DEFAULT_DEPTH', 'campa
            'round_significant', 'kendall_tau_b', 'paired_t_pvalues']
 
 # %% ../nbs/05_conventions.ipynb #8199a730
-RunsLike = Union["Campaign", pd.DataFrame, Mapping, str, PathLike, Sequence]   # a Campaign, a runs frame, a dict, a file, a directory, a glob or a list of files
-QrelsLike = Union[pd.DataFrame, Mapping, str, PathLike, None]                  # a qrels frame, a dict or a file (None with a Campaign)
+RunsLike = Union["Campaign", "pd.DataFrame", Mapping, str, PathLike, Sequence]   # a Campaign, a runs frame, a dict, a file, a directory, a glob or a list of files
+QrelsLike = Union["pd.DataFrame", Mapping, str, PathLike, None]                  # a qrels frame, a dict or a file (None with a Campaign)
 
 # %% ../nbs/05_conventions.ipynb #b8625c56
 def campaign_of(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
@@ -44,7 +44,12 @@ def campaign_of(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
     return prepare(runs, qrels, **prepare_options)
 
 # %% ../nbs/05_conventions.ipynb #d9cc94a1
-def _is_int(x) -> bool: return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+def _is_int(x) -> bool:
+    "A Python or numpy integer, not a bool (numpy's types are looked at only if numpy is loaded: none can exist otherwise)."
+    if isinstance(x, bool): return False
+    if isinstance(x, int): return True
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(x, np.integer)
 
 def check_threshold(threshold,                  # the relevance level: grade ≥ threshold is relevant
                     *, arg: str = "threshold"   # the argument's name in the error
@@ -103,7 +108,8 @@ class EvalOptions:
     def __post_init__(self):
         object.__setattr__(self, "threshold", check_threshold(self.threshold))
         object.__setattr__(self, "depth", check_depth(self.depth))
-        if not isinstance(self.complete, (bool, np.bool_)):
+        np = sys.modules.get("numpy")              # (a numpy bool exists only if numpy is loaded)
+        if not (isinstance(self.complete, bool) or (np is not None and isinstance(self.complete, np.bool_))):
             raise TypeError(f"complete: True or False is expected, got {self.complete!r}")
         object.__setattr__(self, "complete", bool(self.complete))
         object.__setattr__(self, "trec_eval", check_trec_eval_version(self.trec_eval))
@@ -119,6 +125,7 @@ def judgment_keys(campaign: "Campaign",         # the campaign whose codes these
                   doc_code                      # judged-document codes of the same shape (negative: unjudged or pad)
                  ) -> np.ndarray:
     "int64 keys `topic·J + code` of (topic, judged document) pairs, ascending in the qrels' order; -1 where not judged."
+    import numpy as np
     J = max(len(campaign.judged_docs), 1)
     d = np.asarray(doc_code)
     return np.where(d >= 0, np.asarray(topic_idx, np.int64) * J + d, -1)
@@ -128,6 +135,7 @@ def round_significant(x,                 # values (any shape)
                       digits: int = 12   # significant digits kept
                      ) -> np.ndarray:
     "Round each value to `digits` significant digits (zeros and non-finite values pass through)."
+    import numpy as np
     x = np.asarray(x, float)
     ok = np.isfinite(x) & (x != 0)
     mag = np.floor(np.log10(np.abs(np.where(ok, x, 1.0))))
@@ -139,6 +147,7 @@ def kendall_tau_b(x,                       # scores of N items (1-D), or T ranki
                   *, digits: int | None = 12  # round to this many significant digits first (None: compare exactly)
                  ) -> float | np.ndarray:
     "Kendall's τ-b between x and y (row by row for 2-D input); NaN where a ranking is constant."
+    import numpy as np
     x, y = np.asarray(x, float), np.asarray(y, float)
     if x.shape != y.shape: raise ValueError(f"x, y: shapes differ ({x.shape} and {y.shape})")
     if digits is not None: x, y = round_significant(x, digits), round_significant(y, digits)
@@ -158,6 +167,7 @@ def kendall_tau_b(x,                       # scores of N items (1-D), or T ranki
 def paired_t_pvalues(D                  # per-topic differences, one row per pair of systems (P × n)
                     ) -> np.ndarray:
     "Two-sided paired t-test p-value of each row of differences (mean 0 or not); 1 if all are 0, 0 if all equal and non-zero."
+    import numpy as np
     D = np.atleast_2d(np.asarray(D, float))
     n = D.shape[1]
     if n < 2: raise ValueError("D: a t-test needs at least two topics")

@@ -556,3 +556,27 @@ def test_ir_datasets_names_and_the_datasets_list(tmp_path):
     for name in ("cord19/trec-covid/round1", "msmarco-passage/trec-dl-2020/judged", "msmarco-passage/trec-dl-2019/judged"):
         code, out, err = irinnov("datasets", "verify", name, cwd=tmp_path, env=env)
         assert "unknown dataset" not in err and "files verified" in out, (name, out, err)   # the alias is known
+
+
+def _modules_after(argv: list, cwd) -> set:
+    "The top modules and irinnov modules a fresh process has loaded after `irinnov ARGV` (what the command imports)."
+    code = ("import sys, io, contextlib\nfrom irinnov.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()): main({argv!r})\n"
+            "print('\\n'.join(sorted(sys.modules)))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return set(r.stdout.split())
+
+
+def test_light_commands_import_only_what_they_use(tmp_path):
+    "`--version` and `--help` import neither numpy nor pandas; `evaluate` of a run file no report, Dask, Parquet, scipy or plotting."
+    from irinnov import cli, report
+    assert cli.REPORT_TESTS == report.TESTS
+    for argv in (["--version"], ["--help"], ["evaluate", "--help"]):
+        loaded = _modules_after(argv, tmp_path)
+        assert not {"numpy", "pandas", "pyarrow"} & loaded, argv
+    qp, rd = write_trec(tmp_path, {"a": [("1", "d1", 2.0), ("1", "d2", 1.0)]}, [("1", "d1", 1), ("1", "d3", 1)])
+    loaded = _modules_after(["evaluate", "-m", "map", "-m", "ndcg", "-m", "P.10", str(qp), str(rd / "input.a")], tmp_path)
+    assert "irinnov.metrics" in loaded
+    heavy = {"irinnov.report", "irinnov.scale", "pyarrow.parquet", "scipy", "matplotlib", "seaborn", "dask"}
+    assert not heavy & loaded, heavy & loaded

@@ -70,16 +70,21 @@ class Campaign:
                    threshold: int = 1  # the relevance level
                   ) -> np.ndarray:
         "Relevant documents per topic in the qrels, (Q,)."
-        q = self.qrels
-        g = q.groupby(["topic_idx", "doc_code"])["grade"].max()
-        rel = g[g >= threshold]
-        return np.bincount(rel.index.get_level_values(0).to_numpy(), minlength=len(self.topics))
+        t, _, g = self.judged_grades()
+        return np.bincount(t[g >= threshold], minlength=len(self.topics))
 
     def judged_grades(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         "Per judged (topic, doc): topic index, doc code, grade (max over subtopics), sorted by topic then doc."
-        g = self.qrels.groupby(["topic_idx", "doc_code"], sort=True)["grade"].max()
-        return (g.index.get_level_values(0).to_numpy().astype(np.int32),
-                g.index.get_level_values(1).to_numpy().astype(np.int32), g.to_numpy().astype(np.int64))
+        q = self.qrels                 # (one integer key per row and a sort, skipped when the rows are in key order: a
+        t, d = q["topic_idx"].to_numpy(), q["doc_code"].to_numpy()   # pandas group-by cost more than the measures)
+        g = q["grade"].to_numpy()
+        if not len(t): return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64)
+        key = t.astype(np.int64) * (int(d.max()) + 1) + d      # (codes ≥ 0: the order of (topic, doc))
+        if not (key[1:] >= key[:-1]).all():
+            o = np.argsort(key, kind="stable")
+            t, d, g, key = t[o], d[o], g[o], key[o]
+        first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        return t[first].astype(np.int32), d[first].astype(np.int32), np.maximum.reduceat(g, first).astype(np.int64)
 
     def evaluated(self,
                   threshold: int = 1  # the relevance level

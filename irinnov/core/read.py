@@ -859,6 +859,33 @@ def _ranx(obj):
         return (obj.to_dict(), name) if type(obj).__name__ == "Run" else (obj.to_dict(), None)
     return obj, None
 
+# %% ../../nbs/00a_read.ipynb #54e4ed9b
+def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
+                 ) -> tuple | None:
+    "The query and doc columns (Arrow large strings, one row per entry) and the values (float64) of a dictionary of string keys and numbers; None for anything else."
+    from itertools import chain
+    inner = list(obj.values())
+    if not all(isinstance(v, Mapping) for v in inner): return None
+    lens = np.fromiter(map(len, inner), np.int64, count=len(inner))
+    n = int(lens.sum())
+    if n == 0: return None
+    try:
+        queries = pa.array(list(obj.keys()), pa.large_string(), memory_pool=_POOL)
+        # (from lists: Arrow converts a list several times faster than an iterator of the same values)
+        doc = pa.array(list(chain.from_iterable(inner)), pa.large_string(), memory_pool=_POOL)   # a dict iterates its keys
+        vals = pa.array(list(chain.from_iterable(v.values() for v in inner)), memory_pool=_POOL)   # inferred: bools stay bools
+        if not (pa.types.is_integer(vals.type) or pa.types.is_floating(vals.type)): return None
+        vals = vals.cast(pa.float64())
+    except (pa.ArrowException, TypeError, ValueError, OverflowError): return None
+    if queries.null_count or doc.null_count or vals.null_count: return None
+    for ids in (queries, doc):  # empty ids, whitespace or NUL inside, over-long: the general path names the entry
+        if pc.any(pc.match_substring_regex(ids, r"^$|[\s\x00]")).as_py() or pc.max(pc.binary_length(ids)).as_py() > MAX_ID_BYTES:
+            return None
+    values = vals.to_numpy(zero_copy_only=False, writable=True)
+    if np.isnan(values).any(): return None
+    query = queries.take(pa.array(np.repeat(np.arange(len(queries), dtype=np.int32), lens)))
+    return query, doc, values
+
 # %% ../../nbs/00a_read.ipynb #4e3b6363
 def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {doc: score}}`, `{system: runs}`, ranx Run, or a path
             system: str = "run",        # the system name where the input holds none
@@ -873,6 +900,10 @@ def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {do
         if not runs: raise ValueError("runs: empty mapping, no systems")
         return mark_unique(pd.concat([as_runs(v, str(k), duplicates).assign(system=str(k)) for k, v in runs.items()],
                                       ignore_index=True))
+    cols = _dict_columns(runs) if isinstance(runs, Mapping) else None
+    if cols is not None:        # string keys and numbers: Arrow's columns as they are, and no (query, doc) repeats in a dict
+        query, doc, score = cols
+        return mark_unique(_runs_frame(_constant(str(system), len(doc)), query, doc, score))
     df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs, "runs")
     if "system" not in df.columns: df = df.assign(system=system)
     missing = {"query", "doc", "score"} - set(df.columns)
@@ -889,6 +920,10 @@ def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {do
     "Coerce qrels into the checked `query, doc, grade` (keeping `subtopic` if present; same checks as files)."
     if isinstance(qrels, (str, os.PathLike)): return read_qrels(qrels)
     qrels, _ = _ranx(qrels)
+    cols = _dict_columns(qrels) if isinstance(qrels, Mapping) else None
+    if cols is not None and np.array_equal(cols[2], np.round(cols[2])) and np.abs(cols[2]).max() <= MAX_GRADE:
+        query, doc, grade = cols      # string keys and integer grades in range: no (query, doc) repeats in a dict
+        return pd.DataFrame({"query": _str_column(query), "doc": _str_column(doc), "grade": grade.astype(np.int64)})
     df = _dict_frame(qrels, "grade", "qrels") if isinstance(qrels, Mapping) else _frame(qrels, "qrels")
     missing = {"query", "doc", "grade"} - set(df.columns)
     if missing: raise ValueError(f"qrels lack column(s) {sorted(missing)}; expected query, doc, grade")
