@@ -21,7 +21,8 @@ __all__ = ['DEFAULT_MEASURES', 'TEST_NAMES', 'REPORT_TESTS', 'DEFAULT_COMPARE_ME
            'COMPARE_FORMATS', 'CliError', 'run_paths', 'add_options_arguments', 'options_of', 'split_measures',
            'evaluate_command', 'add_against_arguments', 'against_command', 'add_report_arguments', 'report_command',
            'add_dask_arguments', 'wants_dask', 'dask_client_of', 'check_options', 'datasets_command',
-           'add_compare_arguments', 'compare_command', 'build_parser', 'main']
+           'add_compare_arguments', 'compare_command', 'add_reusability_arguments', 'reusability_command',
+           'build_parser', 'main']
 
 # %% ../nbs/30_cli.ipynb #db1f20ff
 DEFAULT_MEASURES = ("official",)
@@ -563,6 +564,64 @@ def compare_command(args, # the parsed command line
     else: sys.stdout.write(board.render(args.format or "text"))
     return 0
 
+# %% ../nbs/30_cli.ipynb #be48866a
+def add_reusability_arguments(parser: argparse.ArgumentParser, # the `reusability` subcommand's parser
+                             ) -> argparse.ArgumentParser:
+    "Add every option of `irinnov reusability` to `parser`."
+    parser.add_argument("qrels", metavar="QRELS", help="qrels file (plain or .gz)")
+    parser.add_argument("runs", metavar="RUN", nargs="+", help="run files, directories of run files, or globs")
+    parser.add_argument("-m", "--measure", action="append", metavar="MEASURE",
+                        help="measures, repeated or comma-separated (default: AP, nDCG@10, P@10, P@10_rareness, "
+                             "AP_rareness, U@10, RPP, ASL, RIC)")
+    parser.add_argument("-d", "--pool-depth", type=_positive, default=10, metavar="D",
+                        help="pool depth: a team contributed the judged documents in the top D of its pooled runs "
+                             "(default 10)")
+    parser.add_argument("--teams", metavar="FILE",
+                        help="whitespace-separated lines 'RUN TEAM [yes|no]' (the third column: pooled or not; "
+                             "default: each run its own team, every run pooled)")
+    add_options_arguments(parser, complete=False)
+    parser.add_argument("--no-condensed", action="store_true", help="skip the judged-only (condensed) lists")
+    parser.add_argument("--per-run", action="store_true", help="print one row per measure and run instead of the summary")
+    parser.add_argument("--format", choices=("text", "csv"), default="text", help="text (default) or csv")
+    parser.add_argument("--tag", action="store_true", help="name systems by the run tag column instead of the file name")
+    return parser
+
+def _teams_file(path) -> tuple[dict, dict | None]:
+    "RUN TEAM [yes|no] lines: the teams and (if a third column is given) the pooled runs."
+    teams, pooled = {}, {}
+    try: lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError as e: raise CliError(f"{path}: {e.strerror}") from None
+    for i, line in enumerate(lines, 1):
+        f = line.split()
+        if not f or f[0].startswith("#"): continue
+        if len(f) not in (2, 3) or (len(f) == 3 and f[2].lower() not in ("yes", "no")):
+            raise CliError(f"{path}:{i}: expected 'RUN TEAM [yes|no]', got {line.strip()!r}")
+        teams[f[0]] = f[1]
+        if len(f) == 3: pooled[f[0]] = f[2].lower() == "yes"
+    return teams, (pooled or None)
+
+def reusability_command(args, # the parsed command line
+                       ) -> int:
+    "`irinnov reusability QRELS RUN...`: leave each team out of the pool in turn; the summary per measure (or per run)."
+    from irinnov.core.encode import prepare_files
+    from irinnov.core.read import read_qrels
+    from irinnov.measures import parse_measure
+    from irinnov.reusability import MEASURES, leave_one_team_out
+    opts = options_of(args)
+    measures = [parse_measure(n, threshold=opts.threshold) for n in split_measures(args.measure or MEASURES)]
+    teams, pooled = _teams_file(args.teams) if args.teams else (None, None)
+    c = prepare_files(run_paths(args.runs), read_qrels(args.qrels), depth=opts.depth, tag=args.tag, keep_runs=False)
+    if teams is not None:
+        unknown = sorted(set(teams) - set(c.systems.astype(str)))
+        if unknown: raise CliError(f"{args.teams}: unknown run(s) {', '.join(unknown[:5])}")
+    r = leave_one_team_out(c, measures=measures, depth=args.pool_depth, teams=teams,
+                           pooled=[s for s, p in pooled.items() if p] if pooled else None,
+                           condensed=not args.no_condensed, progress=True)
+    table = r.to_frame() if args.per_run else r.summary.reset_index()
+    if args.format == "csv": sys.stdout.write(table.to_csv(index=False))
+    else: sys.stdout.write(table.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n")
+    return 0
+
 # %% ../nbs/30_cli.ipynb #3e809826
 def _add_recursive(parser: argparse.ArgumentParser):
     parser.add_argument("--recursive", action="store_true", help="read the run files in the subdirectories of a RUN "
@@ -574,7 +633,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="irinnov", description="Evaluate TREC runs with classic and innovation-aware measures, and write "
                                             "campaign reports.")
     p.add_argument("--version", action="version", version=f"irinnov {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{evaluate,report,compare,datasets}", required=True)
+    sub = p.add_subparsers(dest="command", metavar="{evaluate,report,compare,reusability,datasets}", required=True)
     e = sub.add_parser("evaluate", help="trec_eval-style evaluation of runs",
                        description="Evaluate runs against qrels as trec_eval does and print its layout: measure, "
                                    "query (or 'all'), value. Measures: trec_eval's names and sets (map, P.5,10, "
@@ -613,6 +672,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_arguments(k)
     _add_recursive(k)
     k.set_defaults(func=compare_command)
+    u = sub.add_parser("reusability", help="leave each team out of the pool: which measures a new system can trust",
+                       description="Leave each team out of the qrels in turn (the judged documents only it put in the "
+                                   "top D of a pooled run become unjudged) and score its runs again: per measure the "
+                                   "largest rank drop, the mean relative change and Kendall's tau between the full and "
+                                   "the leave-out orderings, with and without judged-only (condensed) lists.")
+    add_reusability_arguments(u)
+    u.set_defaults(func=reusability_command)
     d = sub.add_parser("datasets", help="list, fetch or verify datasets",
                        description="List the datasets irinnov knows, fetch one into the cache ($IRINNOV_HOME), or "
                                    "re-check the cached files' sha256 sums.")

@@ -20,7 +20,7 @@ LAYERS = [
     ("registry", {"measures"}),
     ("trec_eval", {"metrics"}),
     ("data", {"datasets"}),
-    ("analysis", {"report.model", "report.plots", "report.html", "report", "recsys", "leaderboard", "experiments.rareness",
+    ("analysis", {"report.model", "report.plots", "report.html", "report", "recsys", "leaderboard", "reusability", "experiments.rareness",
                   "experiments.novelty", "experiments.rpp", "experiments.asl", "experiments.infotheory", "experiments"}),
     ("scale", {"scale"}),
     ("command line", {"cli", "__main__"}),
