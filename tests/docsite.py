@@ -82,7 +82,9 @@ def _sections(stem: str, title: str, body: str) -> list[dict]:
     return out
 
 
-# a few lines of plain JavaScript: every word typed must occur in the section (its page title, heading or prose)
+# a few lines of plain JavaScript: every word typed must occur in the section (its page title, heading or prose); a
+# section whose heading is exactly what was typed comes first (an API name: its documentation before the prose; `leaderboard`
+# before the class `Leaderboard`)
 _SEARCH_JS = """(function () {
   const box = document.getElementById('irinnov-search'), hits = document.getElementById('irinnov-hits');
   if (!box || !window.IRINNOV_INDEX) return;
@@ -90,9 +92,12 @@ _SEARCH_JS = """(function () {
   box.addEventListener('input', () => {
     const words = box.value.toLowerCase().split(/\\s+/).filter(w => w.length > 1);
     if (!words.length) { hits.hidden = true; hits.innerHTML = ''; return; }
+    const raw = box.value.trim(), q = raw.toLowerCase();
+    const rank = e => (e.heading === raw ? 0 : e.heading.toLowerCase() === q ? (e.api ? 1 : 2) : 3);
     const found = window.IRINNOV_INDEX.filter(e => {
       const t = (e.title + ' ' + e.heading + ' ' + e.text).toLowerCase();
-      return words.every(w => t.includes(w)); }).slice(0, 15);
+      return words.every(w => t.includes(w)); })
+      .map((e, i) => [rank(e), i, e]).sort((a, b) => a[0] - b[0] || a[1] - b[1]).map(x => x[2]).slice(0, 15);
     hits.innerHTML = found.length ? found.map(e => '<li><a href="' + e.page + '.html' + (e.anchor ? '#' + encodeURIComponent(e.anchor) : '')
       + '">' + esc(e.title) + (e.heading && e.heading !== e.title ? ' › ' + esc(e.heading) : '') + '</a></li>').join('')
       : '<li class="irinnov-none">no match</li>';
@@ -129,6 +134,16 @@ def _toc(body: str) -> str:
 
 
 _QUARTO_ATTRS = re.compile(r'\)\{target="_blank"[^}]*\}')   # Quarto link attributes in show_doc's markdown
+_SOURCE_LINK = re.compile(r'^\[source\]\([^)]*\)(\{[^}]*\})?\n*', re.M)   # show_doc's link to the code on a forge
+_FENCE = re.compile(r'^```.*?^```', re.M | re.S)
+_MD_LINK = re.compile(r'\[`([^`\]]+)`\]\([^)\s]+\)')
+
+
+def _show_doc_md(md: str) -> str:
+    """show_doc's markdown as a reader needs it offline: no link to a forge (the site must not depend on one), and
+    signatures (code blocks, where Markdown is not rendered) with plain names instead of `[`name`](url)` links."""
+    md = _SOURCE_LINK.sub("", md)
+    return _FENCE.sub(lambda m: _MD_LINK.sub(lambda l: l.group(1), m.group(0)), md)
 _TEST_LINE = re.compile(r"^\s*(test_\w+\(|assert\b|#|$)")
 
 
@@ -153,7 +168,7 @@ def _clean(nb) -> None:
                 c.metadata["transient"] = {"remove_source": True}
             for o in c.get("outputs", []):
                 md = o.get("data", {}).get("text/markdown")
-                if md is not None: o["data"]["text/markdown"] = _QUARTO_ATTRS.sub(")", md)
+                if md is not None: o["data"]["text/markdown"] = _show_doc_md(_QUARTO_ATTRS.sub(")", md))
         cells.append(c)
     nb.cells = cells
 
@@ -166,6 +181,60 @@ import nbdev.quarto as q
 q._ensure_quarto = lambda: None
 q.nbdev_proc_nbs.__wrapped__()
 """
+
+
+def _settings() -> dict:
+    "settings.ini's [DEFAULT] section (where nbdev's links point: the documentation host and the forge)."
+    import configparser
+    cp = configparser.ConfigParser(interpolation=None)
+    cp.read(ROOT / "settings.ini")
+    return dict(cp["DEFAULT"])
+
+
+def _local_links(bodies: dict[str, str]) -> dict[str, str]:
+    """Links that resolve where the site is read: nbdev writes the documentation host's address of each symbol
+    (`{doc_host}{doc_baseurl}/trec.html#anchor`, named after the module); offline, that is the page of the notebook
+    (`00_trec.html`) and the heading's id there (nbconvert keeps the symbol's case). Links to the forge are dropped
+    (their text stays)."""
+    from nbdev.doclinks import _nbpath2html
+    cfg = _settings()
+    host = (cfg.get("doc_host", "").rstrip("/") + "/" + cfg.get("doc_baseurl", "").strip("/")).rstrip("/") + "/"
+    forge = cfg.get("git_url", "").rstrip("/")
+    names = {_nbpath2html(Path(f"{stem}.ipynb")).stem: stem for stem in bodies}
+    from urllib.parse import quote, unquote
+    ids = {stem: {html.unescape(i) for i in re.findall(r'\sid="([^"]+)"', b)} for stem, b in bodies.items()}
+    lower = {stem: {i.lower(): i for i in sorted(v, reverse=True)} for stem, v in ids.items()}
+
+    def local(m):
+        whole, name, anchor = m.group(0), m.group(1), m.group(2)
+        if name in bodies and not whole.startswith('href="' + host): return whole   # already a page of this site
+        stem = name if name in bodies else names.get(name)
+        if stem is None: return whole
+        a = unquote(html.unescape(anchor or ""))
+        a = a if a in ids[stem] else lower[stem].get(a.lower(), "")
+        return f'href="{stem}.html' + (f"#{html.escape(quote(a, safe=''))}" if a else "") + '"'
+
+    # the documentation host's addresses, and relative links written with the host's page names (`measures.html`)
+    link = re.compile('href="(?:' + re.escape(host) + r')?([\w.-]+?)\.html(?:#([^"]*))?"')
+    out = {}
+    for stem, body in bodies.items():
+        body = link.sub(local, body)
+        if forge: body = re.sub(r'<a [^>]*href="' + re.escape(forge) + r'[/"][^>]*>(.*?)</a>', r"\1", body, flags=re.S)
+        out[stem] = body
+    return out
+
+
+def _api_entries(stem: str, title: str, body: str) -> list[dict]:
+    """Search entries for the API: each documented symbol (show_doc's heading, in a code cell's output) with its
+    docstring, so that a search for `win_rate` finds the function's own section."""
+    out = []
+    for m in re.finditer(r'<hr/>\s*<h([34]) id="([^"]+)"[^>]*>(.*?)</h\1>(.*?)(?=<hr/>|</div>\s*</div>\s*</div>\s*</div>|$)',
+                         body, flags=re.S):
+        name = html.unescape(re.sub(r"<[^>]+>", "", m.group(3)).replace("¶", "")).strip()
+        doc = re.sub(r'<div class="highlight">.*?</div>', " ", m.group(4), flags=re.S)
+        doc = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", doc)).split())
+        out.append({"page": stem, "anchor": m.group(2), "title": title, "heading": name, "text": doc[:500], "api": True})
+    return out
 
 
 def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[Path]:
@@ -190,7 +259,7 @@ def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[P
     exporter.exclude_input_prompt = exporter.exclude_output_prompt = True
     nbs = {Path(n).stem: nbformat.read(procdir / n, as_version=4) for _, names in sidebar() for n in names}
     titles = {stem: _front_matter(nb)["title"] or stem for stem, nb in nbs.items()}
-    pages, index = [], []
+    pages, index, bodies = [], [], {}
     for stem, nb in nbs.items():
         fm = _front_matter(nb)
         _clean(nb)
@@ -204,9 +273,11 @@ def build(out: Path | str = ROOT / "_docs_offline", proc: bool = True) -> list[P
                   + (f'<p class="irinnov-description"><em>{html.escape(fm["description"])}</em></p>' if fm["description"] else "")
                   + "</header>")
         body = body.replace("</head>", _STYLE + "</head>", 1)
-        index += _sections(stem, titles[stem], body)
         body = body.replace("</body>", '<script src="search-index.js"></script><script src="search.js"></script></body>', 1)
-        body = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + _nav(stem, titles) + header + _toc(body), body, count=1)
+        bodies[stem] = re.sub(r"(<body[^>]*>)", lambda m: m.group(1) + _nav(stem, titles) + header + _toc(body), body, count=1)
+    bodies = _local_links(bodies)
+    for stem, body in bodies.items():
+        index += _sections(stem, titles[stem], body) + _api_entries(stem, titles[stem], body)
         page = out / f"{stem}.html"
         page.write_text(body)
         pages.append(page)

@@ -51,9 +51,13 @@ def _visible_text(page) -> str:
         return c.innerText; }""")
 
 
+_MD_FRAGMENT = re.compile(r"\[`?[\w.]+`?\]\([^)\s]+\)")   # a Markdown link left as text, e.g. [`preferences`](https://...)
+_BUILD_NOTES = re.compile(r"IRINNOV_\w*FULL\w*|\btests/\w+\.py")   # switches of the build, the test suite's files
+
+
 def test_every_page_renders(site, served, browser):
     stems = {p.stem for p in site}
-    problems = []
+    problems, internal, anchors = [], [], {}
     for page_path in site:
         name = page_path.name
         source = page_path.read_text()
@@ -104,8 +108,46 @@ def test_every_page_renders(site, served, browser):
         if external: problems.append(f"{name}: fetched from the network: {external[:3]}")
         if failed: problems.append(f"{name}: failed to load: {failed[:3]}")
         if console: problems.append(f"{name}: console errors: {console[:3]}")
+        # signatures (show_doc's code blocks) hold no Markdown that was left unrendered
+        sigs = page.evaluate("Array.from(document.querySelectorAll('.jp-RenderedMarkdown pre')).map(e => e.innerText)")
+        raw_md = [f for s in sigs for f in _MD_FRAGMENT.findall(s)]
+        if raw_md: problems.append(f"{name}: {len(raw_md)} raw Markdown fragment(s) in signatures, e.g. {raw_md[0]!r}")
+        # no build notes in the prose (environment switches of the build, paths of test files)
+        prose = " ".join(page.evaluate("Array.from(document.querySelectorAll('.jp-MarkdownCell')).map(e => e.innerText)"))
+        notes = sorted({m.group(0) for m in _BUILD_NOTES.finditer(prose)})
+        if notes: problems.append(f"{name}: build notes shown: {notes}")
+        # every link is collected: links to other pages of the site must land (checked below), none leaves for the
+        # documentation host or the forge (they do not exist where the site is read offline)
+        anchors[name] = set(page.evaluate("Array.from(document.querySelectorAll('[id]')).map(e => e.id)"))
+        for href, url in page.evaluate("Array.from(document.querySelectorAll('a[href]')).map(a => [a.getAttribute('href'), a.href])"):
+            if url.startswith(served): internal.append((name, href, url[len(served) + 1:]))
+            elif re.match(r"https?://(irinnov\.github\.io|github\.com/irinnov)", url): problems.append(f"{name}: links to {url}")
         page.close()
+    from urllib.parse import unquote
+    for name, href, target in internal:
+        path, _, anchor = target.partition("#")
+        path = path or name
+        if path not in anchors: problems.append(f"{name}: link {href!r} lands on no page")
+        elif anchor and anchor not in anchors[path] and unquote(anchor) not in anchors[path]: problems.append(f"{name}: link {href!r} lands on no anchor")
+    assert len(internal) > 1000, f"only {len(internal)} internal links found"
     assert not problems, "\n".join(problems)
+
+
+def test_search_finds_api_names(site, served, browser):
+    "A public function's name typed in the search box lists its documentation first; the hit lands on its heading."
+    page = browser.new_page()
+    page.goto(f"{served}/index.html", wait_until="load")
+    for name, stem in [("win_rate", "12_rpp"), ("parse_measure", "06_measures"), ("leaderboard", "22_leaderboard")]:
+        page.fill("#irinnov-search", name)
+        hrefs = page.evaluate("Array.from(document.querySelectorAll('#irinnov-hits a')).map(a => a.getAttribute('href'))")
+        assert hrefs and hrefs[0] == f"{stem}.html#{name}", (name, hrefs[:3])
+    page.goto(f"{served}/index.html", wait_until="load")
+    page.fill("#irinnov-search", "win_rate")
+    page.locator('#irinnov-hits a[href="12_rpp.html#win_rate"]').click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith("12_rpp.html#win_rate")
+    assert page.locator("[id='win_rate']").inner_text().startswith("win_rate")
+    page.close()
 
 
 def test_math_is_typeset_locally(site, served, browser):

@@ -25,7 +25,7 @@ from ..core.read import progress
 from ..core.campaign import Campaign
 
 # %% auto #0
-__all__ = ['FAMILIES', 'LOCK', 'SCALES', 'check_output', 'claim_output', 'write_report']
+__all__ = ['FAMILIES', 'LONG_TEXT', 'LOCK', 'SCALES', 'check_output', 'claim_output', 'write_report']
 
 # %% ../../nbs/20_report_html.ipynb #1905fb50
 FAMILIES = {
@@ -56,9 +56,12 @@ th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{co
 .scroll thead th{position:sticky;top:0;z-index:2}
 .scroll td:first-child{position:sticky;left:0;z-index:1;background:#fff}
 .scroll thead th:first-child{position:sticky;left:0;z-index:3}
-td.text{text-align:left}tr.yours td{background:#fff4c2}tr.yours td:first-child{background:#ffe98a}
+td.text,th.text{text-align:left}span.long{display:inline-block;max-width:26em;overflow:hidden;
+text-overflow:ellipsis;vertical-align:bottom}
+section#glance ul{padding-left:1.2em}section#glance li{margin:.25em 0}
+tr.yours td{background:#fff4c2}tr.yours td:first-child{background:#ffe98a}
 input.filter{margin:.5em 0 .2em;padding:2px 6px;width:22em}
-.fig{overflow-x:auto}.fig img{max-width:none}figure{margin:1em 0}figcaption{font-size:.95em;color:#444;max-width:1100px}
+.fig img{max-width:100%;height:auto}figure{margin:1em 0}figcaption{font-size:.95em;color:#444;max-width:1100px}
 .warn{background:#fff3f0;border-left:4px solid #d9534f;padding:.4em .8em}.note{background:#f0f6ff;border-left:4px solid #4a7bd0;padding:.4em .8em}
 code{background:#f4f4f4;padding:0 3px}"""
 
@@ -83,19 +86,24 @@ def _svg(fig) -> str:
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
+LONG_TEXT = 40     # text cells longer than this are shown cut (the whole text on hover, in the filter and in the files)
+
 def _table_html(df: pd.DataFrame, tid: str, index: bool = True, mark=(), filter: bool = True) -> str:
     "A sortable table with one header row, the first column sticky, a filter box; rows whose first cell is in `mark` highlighted."
     d = df.reset_index() if index else df
     esc = html.escape
-    head = "".join(f"<th>{esc(str(c))}</th>" for c in d.columns)
     text_cols = [d[c].dtype.kind in "OSUb" or str(d[c].dtype) in ("string", "str", "category") for c in d.columns]
+    head = "".join(f"<th{' class=' + chr(34) + 'text' + chr(34) if t else ''}>{esc(str(c))}</th>" for c, t in zip(d.columns, text_cols))
     rows = []
     for r in d.itertuples(index=False, name=None):
         cells = []
         for v, is_text in zip(r, text_cols):
             shown, key = _cell(v)
             cls = ' class="text"' if is_text else ""
-            cells.append(f"<td{cls}{'' if key is None else f' data-v={chr(34)}{esc(key)}{chr(34)}'}>{esc(shown)}</td>")
+            text = esc(shown)
+            if is_text and len(shown) > LONG_TEXT:     # a long description: cut to the column's width, whole on hover
+                text = f'<span class="long" title="{text}">{text}</span>'
+            cells.append(f"<td{cls}{'' if key is None else f' data-v={chr(34)}{esc(key)}{chr(34)}'}>{text}</td>")
         yours = ' class="yours"' if len(r) and str(r[0]) in mark else ""
         rows.append(f"<tr{yours}>" + "".join(cells) + "</tr>")
     box = (f'<input class="filter" type="search" placeholder="filter rows" aria-label="filter the rows of this table" '
@@ -185,6 +193,56 @@ def claim_output(out_dir, # the output folder
         lock.unlink(missing_ok=True)
         if created:
             with contextlib.suppress(OSError): out.rmdir()        # only if empty: a failed run leaves no folder
+
+# %% ../../nbs/20_report_html.ipynb #8d628f2c
+def _glance(rep: CampaignReport, low_judged: float = 0.7) -> str:
+    "The report's first section: the best system and its ties, the biggest risers with their judged share, pool coverage, anything odd in the input."
+    esc, c, ref, p = html.escape, rep.campaign, rep.reference, rep.params
+    S, test = len(rep.ranks), p["tests"][0]
+    g = rep.groups(ref)
+    best = g.index[0]
+    ties = int(g["tied with top"].sum()) - 1
+    items = [f"<b>Best under {esc(ref)}</b>: {esc(str(best))} ({_cell(rep.scores.at[best, ref])[0]}); {ties} of the other "
+             f"{S - 1} system{'s' * (S != 2)} {'is' if ties == 1 else 'are'} not significantly different from it "
+             f"({esc(test)}, α = {p['alpha']}; <a href='#significance'>groups</a>)."]
+    cov = rep.coverage
+    judged = lambda s: "" if cov is None else (
+        f", {cov.at[s, 'Judged@10']:.0%} of its top 10 judged"
+        + ("; <b>below " + f"{low_judged:.0%}</b>: the rise may come from documents nobody judged"
+           if cov.at[s, "Judged@10"] < low_judged else ""))
+    if S > 3 and rep.innovation:
+        sh = rep.shifts(ref)[rep.innovation]            # each system's biggest rise, under the measure that gives it
+        top = pd.DataFrame({"shift": sh.max(axis=1), "measure": sh.idxmax(axis=1)}).rename_axis("system").reset_index()
+        top = top[top["shift"] > 0].sort_values(["shift", "system"], ascending=[False, True], kind="stable").head(3)
+        items.append(f"<b>Biggest risers</b> under the innovation-aware measures (<a href='#risers'>all</a>): "
+                     + ("; ".join(f"{esc(str(s))}, up {int(n)} place{'s' * (n != 1)} under {esc(m)} (rank "
+                                  f"{int(rep.ranks.at[s, ref])} → {int(rep.ranks.at[s, m])}{judged(s)})"
+                                  for s, n, m in top[["system", "shift", "measure"]].itertuples(index=False))
+                        if len(top) else "none: no system ranks higher under them than under " + esc(ref)) + ".")
+    if cov is not None:
+        pooled = ""
+        if "pooled" in cov.columns:
+            pooled = f"; {int(cov['pooled'].fillna(False).astype(bool).sum())} of {S} runs contributed to the pools"
+        items.append(f"<b>Pool coverage</b> (<a href='#coverage'>details</a>): median Judged@10 {cov['Judged@10'].median():.3f}, "
+                     f"lowest {cov['Judged@10'].min():.3f} ({esc(str(cov['Judged@10'].idxmin()))}){pooled}.")
+    odd = []
+    ev = c.evaluated(p.get("rel", 1))
+    if not ev.all():
+        odd.append(f"{int((~ev).sum())} of the {len(c.topics)} qrels topics have no relevant document and are not evaluated")
+    lengths = getattr(c, "lengths", None)
+    if lengths is not None and ev.any():
+        lacking = pd.Series((np.asarray(lengths)[:, ev] == 0).sum(axis=1), index=c.systems)
+        lacking = lacking[lacking > 0].sort_values(ascending=False, kind="stable")
+        if len(lacking):
+            odd.append(f"{len(lacking)} run{'s' * (len(lacking) != 1)} return{'s' * (len(lacking) == 1)} nothing for some of the "
+                       f"{int(ev.sum())} evaluated topics (they score 0 there): "
+                       + ", ".join(f"{esc(str(s))} ({n})" for s, n in lacking.head(5).items())
+                       + (f" and {len(lacking) - 5} more" if len(lacking) > 5 else ""))
+    if p.get("undefined"): odd.append(f"measures undefined on this campaign, left out: {esc(', '.join(p['undefined']))}")
+    if rep.new_systems: odd.append(f"your runs, added to the field: {esc(', '.join(rep.new_systems))}")
+    items.append("<b>In the input</b>: " + ("; ".join(odd) if odd else "nothing odd (every run answers every evaluated "
+                 "topic, every measure is defined)") + ".")
+    return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
 
 # %% ../../nbs/20_report_html.ipynb #5999b2bb
 _OUTPUTS = "<!-- irinnov outputs: {} -->"
@@ -336,7 +394,7 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     shift = not small and bool(rep.innovation)                       # (no innovation-aware measure: nothing rises)
     agree = not small and len(rep.agreement) > 1 and bool(np.isfinite(rep.agreement.to_numpy(float)).any())
     steps = [("topics", lambda: plot_topic_heatmap(rep, measure=ref))]
-    if shift: steps.append(("shift", lambda: plot_rank_shift(rep, hue=hue)))
+    if shift: steps.append(("shift", lambda: plot_rank_shift(rep, hue=hue, ncols=4)))
     if agree: steps.append(("agreement", lambda: plot_agreement(rep)))
     steps.append(("power", lambda: plot_power(rep)))
     for key, make in progress(steps, desc="figures", unit="figure"):
@@ -386,6 +444,7 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                "non-relevant), so short runs are not rewarded for stopping early. " if p.get("pad_to") else "")
             + ("RPP's significance tests and stability use its per-topic win-rate table; its MC4 ordering enters the "
                "agreement matrix only. " if any(m.endswith("(MC4)") for m in rep.measures) else "") + "</p>")
+    glance = f'<section id="glance"><h2>At a glance</h2>{_glance(rep, low_judged)}</section>'    # before the contents
     secs.append(("measures", "Measures", meas))
     if rep.new_systems:
         secs.append(("yours", "Your runs against the field",
@@ -471,9 +530,10 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                         "computed on Dask leaves them out.)</p>")))
     if agree:
         secs.append(("agreement", "Agreement between the measures",
-                     _figure_html(figs["agreement"], "Kendall τ-b (left) and τ_AP (right, row = reference ordering) "
+                     _figure_html(figs["agreement"], "Kendall τ-b (left, or above) and τ_AP (right, or below; row = reference "
+                                  "ordering) "
                                   "between the system orderings of every pair of measures; colour scale from the lowest "
-                                  "value (or 0.5) to 1; the values are in the tables below.")
+                                  "value (or 0.5) to 1; the values are in the cells and in the tables below.")
                      + "<h3>Kendall τ-b</h3>" + _table_html(rep.agreement["tau"], "t-tau")
                      + "<h3>τ_AP (row = reference)</h3>" + _table_html(rep.agreement["tau_ap"], "t-tauap")
                      + f"<p>Files: {link('agreement')}.</p>"))
@@ -498,10 +558,10 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                  "spreadsheet would read as a formula starts with an apostrophe; Parquet: exact): "
                  + ", ".join(f'<a href="{f}">{f}</a>' for f in all_files) + ".</p>"))
     toc = "<nav class='toc' aria-label='contents'><b>Contents</b><ol>" + "".join(
-        f'<li><a href="#{a}">{esc(h)}</a></li>' for a, h, _ in secs) + "</ol></nav>"
+        f'<li><a href="#{a}">{esc(h)}</a></li>' for a, h, _ in [("glance", "At a glance", "")] + secs) + "</ol></nav>"
     page = ([f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title>"
              f"<meta name='viewport' content='width=device-width'><style>{_CSS}</style></head><body>",
-             f"<h1>{esc(title)}</h1>", intro, toc]
+             f"<h1>{esc(title)}</h1>", intro, glance, toc]
             + [f'<section id="{a}"><h2>{esc(h)}</h2>{body}</section>' for a, h, body in secs]
             + [f"<script>{_JS}</script></body></html>"])
     (stage / "report.html").write_text("\n".join(page), encoding="utf-8")

@@ -121,9 +121,9 @@ def pooled_column(meta: pd.DataFrame | None, # the campaign's meta table (one ro
 
 # %% ../../nbs/20_report_model.ipynb #2aaf15b0
 def _group_label(i: int, n: int) -> str:
-    "Group i of n: a letter while there are at most 52 groups (a-z, A-Z), else g1, g2, ..."
-    if n <= 52: return (string.ascii_lowercase + string.ascii_uppercase)[i]
-    return f"g{i + 1}"
+    "Group i of n: a letter while there are at most 26 groups (a-z), else its number (1, 2, ...: \"a–Z\" would read as a range of the alphabet)."
+    if n <= 26: return string.ascii_lowercase[i]
+    return str(i + 1)
 
 def significance_groups(pvalues: pd.DataFrame, # systems × systems p-values of one test and measure
                         means: pd.Series, # each system's mean score

@@ -67,23 +67,25 @@ def plot_rank_shift(report: CampaignReport, # a campaign report
 # %% ../../nbs/20_report_plots.ipynb #ef962726
 def plot_agreement(report: CampaignReport, # a campaign report
                    *,
-                   annotate: bool | None = None, # write the values in the cells (None: up to 12 measures)
+                   annotate: bool = True, # write the values in the cells
                   ):
-    "Heatmaps of Kendall τ-b and τ_AP (row = reference ordering, column = the other) between all measures; values written in the cells up to 12 measures (`annotate`)."
+    "Heatmaps of Kendall τ-b and τ_AP (row = reference ordering, column = the other) between all measures, the values written in the cells; side by side up to 8 measures, one above the other beyond (to fit a page's width)."
     import matplotlib.pyplot as plt
     import seaborn as sns
     n = len(report.agreement)
-    fig, axes = plt.subplots(1, 2, figsize=(2 * (0.5 * n + 2.5), 0.45 * n + 2))
+    side = n <= 8
+    w, h = 0.5 * n + 2.5, 0.45 * n + 2
+    fig, axes = plt.subplots(1, 2, figsize=(2 * w, h)) if side else plt.subplots(2, 1, figsize=(w, 2 * h))
     v = report.agreement.to_numpy(float)
     v = v[np.isfinite(v)]                    # (τ is NaN where an ordering ties every system)
     lo = min(0.5, math.floor(float(v.min()) * 10) / 10) if v.size else 0.5
     for ax, (key, title) in zip(axes, [("tau", "Kendall τ-b"), ("tau_ap", "τ_AP (row = reference)")]):
-        sns.heatmap(report.agreement[key], vmin=lo, vmax=1, cmap="viridis", annot=n <= 12 if annotate is None else annotate, fmt=".2f",
-                    annot_kws={"fontsize": 8}, square=True, cbar_kws={"shrink": 0.6}, ax=ax)
+        sns.heatmap(report.agreement[key], vmin=lo, vmax=1, cmap="viridis", annot=annotate, fmt=".2f",
+                    annot_kws={"fontsize": 8 if n <= 20 else 6}, square=True, cbar_kws={"shrink": 0.6}, ax=ax)
         ax.set(title=title, xlabel="measure", ylabel="reference measure" if key == "tau_ap" else "measure")
         ax.tick_params(labelsize=9)
     fig.suptitle("Agreement between the system orderings of the measures", fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=None if side else (0, 0, 1, 1 - 0.3 / fig.get_figheight()))   # (stacked: room for the title)
     return fig
 
 # %% ../../nbs/20_report_plots.ipynb #10618df7
