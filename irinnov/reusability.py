@@ -148,11 +148,12 @@ def _measures(measures) -> list:
     if not out: raise ValueError("measures: give at least one measure")
     return out
 
-def _spliced(full: pd.DataFrame, part: pd.DataFrame, idx: np.ndarray, topics: np.ndarray) -> np.ndarray:
+def _spliced(full: pd.DataFrame, part: pd.DataFrame, idx: np.ndarray, topics: np.ndarray, judged: np.ndarray) -> np.ndarray:
     "Overall scores of the runs `idx`: row means over `part` (the tables of `topics`, recomputed) and `full`'s other topics."
     names = full.index[idx]
     keep = full.columns.difference(pd.Index(topics.astype(str)), sort=False)
-    return pd.concat([full.loc[names, keep], part.loc[names]], axis=1).mean(axis=1).to_numpy()
+    part = part.loc[names, part.columns.isin(judged)]       # a topic left without judgments is no topic of qrels₋T
+    return pd.concat([full.loc[names, keep], part], axis=1).mean(axis=1).to_numpy()
 
 def _ranks(v: np.ndarray, higher_is_better: bool) -> np.ndarray:
     return pd.Series(v).rank(method="min", ascending=not higher_is_better).to_numpy()
@@ -194,10 +195,11 @@ def leave_one_team_out(runs: RunsLike, # a Campaign, or runs (with `qrels`)
             for group, systems in ((local, idx), (wide, everyone)):
                 if not group: continue
                 red = _reduced(c, owner, qowner, t, systems, changed)
+                judged = red.topics[np.unique(red.qrels.topic_idx.to_numpy())].astype(str)
                 for v, f in variants:
                     r = f(red)
                     for m in group:
-                        lo[(m.name, v)][idx] = _spliced(tables[(m.name, v)], m(r, warn=False), idx, red.topics)
+                        lo[(m.name, v)][idx] = _spliced(tables[(m.name, v)], m(r, warn=False), idx, red.topics, judged)
     rows, summary = [], []
     for m in ms:
         df = pd.DataFrame({"measure": m.name, "system": info.index, "team": info.team.to_numpy(),

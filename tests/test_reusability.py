@@ -168,3 +168,22 @@ def test_command_line(tmp_path, capsys):
         assert main(["reusability", str(qp), str(tmp_path / "runs"), *argv]) == code
         err = capsys.readouterr().err
         assert text in err and err.count("\n") == 1, err
+
+
+def test_a_topic_left_without_judgments():
+    "When a team contributed every judgment of a topic, qrels₋T has no such topic: its runs are averaged without it (as trec_eval -c)."
+    runs, qrels, teams = worked()
+    qrels = pd.concat([qrels, pd.DataFrame([("q2", "x1", 1), ("q2", "x2", 0)], columns=qrels.columns)], ignore_index=True)
+    more = [("A", "q2", "x1", 2.0), ("A", "q2", "x2", 1.0), ("B", "q2", "y1", 2.0), ("C", "q2", "y2", 1.0)]
+    runs = pd.concat([runs, pd.DataFrame(more, columns=runs.columns)], ignore_index=True)
+    measures = ["AP", "P@5", "RPP", "U@5"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = leave_one_team_out(runs, qrels, measures=measures, depth=2, teams=teams, progress=False)
+        full, lo = brute_force(runs, qrels, measures, 2, teams, list(teams))
+    df = res.to_frame()
+    ap = df[df.measure == "AP"].set_index("system")
+    assert ap.loc["A", "full"] == pytest.approx(0.75) and ap.loc["A", "leave_out"] == pytest.approx(1 / 3)
+    for m in measures:
+        got = df[df.measure == parse_measure(m).name].set_index("system")
+        np.testing.assert_allclose(got.leave_out, pd.Series(lo[m]).reindex(got.index), atol=1e-12, err_msg=m)
