@@ -331,6 +331,9 @@ def add_report_arguments(parser: argparse.ArgumentParser, # the `report` subcomm
                    help="table files written next to report.html (default csv+parquet)")
     r.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     r.add_argument("--tag", action="store_true", help="name systems by the run tag column")
+    r.add_argument("--reusability", type=_positive, nargs="?", const=10, metavar="D",
+                   help="add a Reusability section: each team (the dataset's, else each run) left out of a pool of depth D "
+                        "(default 10) in turn, every measure")
     return r
 
 # %% ../nbs/30_cli.ipynb #29f23ae1
@@ -393,9 +396,9 @@ def report_command(args, # the parsed command line
             if meta is None or "team" not in meta.columns: raise CliError("--team-rarity needs a dataset with a 'team' column", 2)
             teams = True
         if wants_dask(args):                       # the per-topic tables computed on Dask, sharded by topic
-            if mine is not None or teams or measures or args.reference:
-                raise CliError("--workers/--scheduler make the default report (no --against, --team-rarity, -m or "
-                               "--reference yet)", 2)
+            if mine is not None or teams or measures or args.reference or args.reusability:
+                raise CliError("--workers/--scheduler make the default report (no --against, --team-rarity, -m, "
+                               "--reference or --reusability yet: leaving teams out needs every list in one process)", 2)
             from irinnov.scale import campaign_report_sharded
             with dask_client_of(args) as client:
                 rep = campaign_report_sharded(runs, qrels, client=client, meta=meta, depth=opts.depth,
@@ -405,7 +408,8 @@ def report_command(args, # the parsed command line
         else:
             rep = campaign_report(runs, qrels, measures, k=args.k, reference=args.reference, official=official,
                                   tests=args.tests, alpha=args.alpha, B=args.B, trials=args.trials, seed=args.seed,
-                                  meta=meta, teams=teams, against=mine, depth=opts.depth, threshold=opts.threshold)
+                                  meta=meta, teams=teams, against=mine, depth=opts.depth, threshold=opts.threshold,
+                                  reusability=args.reusability)
         path = write_report(rep, out_dir=out, title=title, hue=_hue(rep.meta), low_judged=args.low_judged,
                             formats=args.format)
     kinds = {"csv+parquet": "CSV, Parquet", "csv": "CSV", "parquet": "Parquet"}[args.format]

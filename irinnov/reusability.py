@@ -57,7 +57,7 @@ def team_map(systems, # the campaign's system names
 def teams_of(meta: pd.DataFrame, # a dataset's run metadata (`ds.meta`), indexed by system
             ) -> tuple[pd.Series, pd.Series | None]:
     "A dataset's teams (its `team` column) and pooled runs (TREC-COVID's `contributed judgments`; None: every run)."
-    teams = meta["team"].astype(str) if "team" in meta.columns else None
+    teams = meta["team"].dropna().astype(str) if "team" in meta.columns else None   # (a run without a team: its own)
     pooled = meta["contributed judgments"].map(_yes) if "contributed judgments" in meta.columns else None
     return teams, pooled
 
@@ -133,7 +133,8 @@ class Reusability:
         if h < 0.8: ax.barh(y - h / 2, s["tau_condensed"], height=h, color="#ee6677", label="condensed lists")
         ax.set_yticks(y, s.index)
         ax.invert_yaxis()
-        lo = np.nanmin(s.filter(like="tau").to_numpy()) if len(s) else 0.0
+        taus = s.filter(like="tau").to_numpy(float)
+        lo = taus[np.isfinite(taus)].min() if np.isfinite(taus).any() else np.nan    # (τ is undefined where an ordering is all ties)
         ax.set_xlim(min(0.8, np.floor(lo * 20) / 20) if np.isfinite(lo) else 0.8, 1)
         ax.set_xlabel("Kendall's τ, full qrels vs every team left out in turn")
         ax.axvline(0.9, color="grey", lw=0.8, ls=":")

@@ -580,3 +580,15 @@ def test_light_commands_import_only_what_they_use(tmp_path):
     assert "irinnov.metrics" in loaded
     heavy = {"irinnov.report", "irinnov.scale", "pyarrow.parquet", "scipy", "matplotlib", "seaborn", "dask"}
     assert not heavy & loaded, heavy & loaded
+
+
+def test_report_reusability_option(tmp_path, small):
+    qp, rd = small
+    code, out, err = irinnov("report", qp, rd, "-o", "out", "-m", "AP", "U@10", "--reusability", "2", "--trials", "10",
+                             "-B", "50", cwd=tmp_path)
+    assert code == 0, err
+    s = pd.read_csv(tmp_path / "out" / "reusability.csv", index_col=0)
+    assert list(s.index) == ["AP", "U@10"] and {"max_drop", "mean_change", "tau", "tau_condensed"} <= set(s.columns)
+    assert '<section id="reusability">' in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert_one_line_error(*irinnov("report", qp, rd, "-o", "out2", "--reusability", "--workers", "1", cwd=tmp_path),
+                          "--reusability", exit_code=2)

@@ -728,3 +728,23 @@ def test_team_rarity_passes_teams_where_supported(campaign, monkeypatch):
     r = campaign_report(campaign, measures=["AP", "P@10_rareness(alpha=1)"], B=20, trials=20, meta=meta_, teams=True)
     assert seen == [{f"s{i}": f"team{i // 2}" for i in range(S)}]
     assert r.params["team_rarity"] and "rareness" in r.params["team_families"]
+
+
+def test_reusability_section(tmp_path, campaign):
+    "campaign_report(reusability=d) holds leave_one_team_out's analysis of the report's measures; the page says which to trust."
+    from irinnov.reusability import leave_one_team_out
+    meta_ = pd.DataFrame({"team": ["A", "A", "B", "B", "C", "C", "D"]}, index=[f"s{s}" for s in range(S)])
+    ms = ["AP", "P@10", "P@10_rareness(alpha=1)", "U@10", "RPP"]
+    rep = campaign_report(campaign, measures=ms, meta=meta_, reusability=3, B=100, trials=20, mc4=False)
+    want = leave_one_team_out(campaign, measures=[rep.specs[m] for m in ms], depth=3, teams=meta_["team"], progress=False)
+    pd.testing.assert_frame_equal(rep.reusability.summary, want.summary)
+    assert set(rep.reusability.runs.team) == {"A", "B", "C", "D"}
+    assert rep.params["reusability"] == 3
+    html = Path(write_report(rep, out_dir=tmp_path / "out")).read_text(encoding="utf-8")
+    assert '<section id="reusability">' in html and "Zobel" in html and "Sakai" in html
+    assert re.search(r"<b>Reusability</b> \(each team left out of the pool of depth 3 in turn\)", html)
+    low = want.summary.index[~(want.summary.tau >= 0.9)]
+    for m in low: assert m in html.split('<section id="glance">')[1].split("</section>")[0]   # named at a glance
+    back = pd.read_csv(tmp_path / "out" / "reusability.csv", index_col=0)
+    np.testing.assert_allclose(back["tau"].to_numpy(float), want.summary["tau"].to_numpy(float), equal_nan=True)
+    assert campaign_report(campaign, measures=ms, B=100, trials=20, mc4=False).reusability is None

@@ -25,7 +25,7 @@ from ..core.read import progress
 from ..core.campaign import Campaign
 
 # %% auto #0
-__all__ = ['FAMILIES', 'LONG_TEXT', 'LOCK', 'SCALES', 'check_output', 'claim_output', 'write_report']
+__all__ = ['FAMILIES', 'LONG_TEXT', 'LOCK', 'REUSABLE_TAU', 'SCALES', 'check_output', 'claim_output', 'write_report']
 
 # %% ../../nbs/20_report_html.ipynb #1905fb50
 FAMILIES = {
@@ -225,6 +225,8 @@ def _glance(rep: CampaignReport, low_judged: float = 0.7) -> str:
             pooled = f"; {int(cov['pooled'].fillna(False).astype(bool).sum())} of {S} runs contributed to the pools"
         items.append(f"<b>Pool coverage</b> (<a href='#coverage'>details</a>): median Judged@10 {cov['Judged@10'].median():.3f}, "
                      f"lowest {cov['Judged@10'].min():.3f} ({esc(str(cov['Judged@10'].idxmin()))}){pooled}.")
+    if rep.reusability is not None and len(rep.reusability.summary):
+        items.append(_reuse_verdict(rep) + " (<a href='#reusability'>details</a>).")
     odd = []
     ev = c.evaluated(p.get("rel", 1))
     if not ev.all():
@@ -244,10 +246,49 @@ def _glance(rep: CampaignReport, low_judged: float = 0.7) -> str:
                  "topic, every measure is defined)") + ".")
     return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
 
+REUSABLE_TAU = 0.9   # Kendall's τ between the full and the leave-one-team-out orderings at which a measure counts as reusable
+
+def _reuse_verdict(rep: CampaignReport) -> str:
+    "One sentence: which measures kept their ordering when each team was left out of the pool (τ ≥ REUSABLE_TAU), which did not."
+    s, esc = rep.reusability.summary, html.escape
+    low = s.index[~(s["tau"] >= REUSABLE_TAU)]
+    fix = [m for m in low if "tau_condensed" in s and s.at[m, "tau_condensed"] >= REUSABLE_TAU]
+    return (f"<b>Reusability</b> (each team left out of the pool of depth {rep.reusability.depth} in turn): "
+            + (f"every measure keeps its ordering (Kendall τ ≥ {REUSABLE_TAU})" if not len(low) else
+               f"{len(s) - len(low)} of {len(s)} measures keep their ordering (τ ≥ {REUSABLE_TAU}); a system nobody pooled "
+               "should not trust " + ", ".join(f"{esc(m)} (τ {s.at[m, 'tau']:.3f}, a run dropped up to "
+                                                f"{int(s.at[m, 'max_drop'])} place{'s' * (int(s.at[m, 'max_drop']) != 1)})" for m in low)
+               + (f"; judged-only lists bring {esc(', '.join(fix))} back above it" if fix else "")))
+
+def _reuse_note(rep: CampaignReport) -> str:
+    "The innovation section's note: how reusable each innovation-aware measure was on this campaign."
+    s, esc = rep.reusability.summary, html.escape
+    ms = [m for m in rep.innovation if m in s.index]
+    if not ms: return ""
+    return ("<p>How far each rise can be trusted for a system that was not pooled (<a href='#reusability'>reusability</a>, "
+            "Kendall τ between the full ordering and the one where each team was left out of the pool, largest rank drop): "
+            + "; ".join(f"{esc(m)} τ {s.at[m, 'tau']:.3f}, drop {int(s.at[m, 'max_drop'])}" for m in ms) + ".</p>")
+
+def _reuse_section(rep: CampaignReport, figs: dict, link) -> str:
+    "The reusability section: the verdict, the figure and the summary per measure."
+    r = rep.reusability
+    return (f"<p>A reused test collection judged only what the campaign's pooled runs found. To see how a new system that "
+            f"was not pooled would fare, each team is left out in turn: the judged documents only its pooled runs placed in "
+            f"a top {r.depth} become unjudged, its runs are scored again (measures over the whole campaign are recomputed "
+            f"on the whole campaign), and every other run keeps its score (Zobel, SIGIR 1998; Buckley, Dimmick, Soboroff "
+            f"&amp; Voorhees, IRJ 2007). Per measure: the largest rank drop of a left-out run, the mean relative change of "
+            f"its score, and Kendall τ between the full ordering and the one where every run carries its left-out score; "
+            f"the same on judged-only (condensed) lists, Sakai's remedy (SIGIR 2007). {int(r.removed.sum())} judgments were "
+            f"contributed by one team only ({(r.removed > 0).sum()} of {len(r.removed)} teams). Files: "
+            f"{link('reusability')}, {link('reusability_runs')}.</p><p>{_reuse_verdict(rep)}.</p>"
+            + (_figure_html(figs["reusability"], f"Kendall τ per measure, full lists and condensed lists; the dotted line "
+                            f"is τ = {REUSABLE_TAU}.") if "reusability" in figs else "")
+            + _table_html(r.summary, "t-reusability"))
+
 # %% ../../nbs/20_report_html.ipynb #5999b2bb
 _OUTPUTS = "<!-- irinnov outputs: {} -->"
 _TABLES = ("systems", "per_topic", "agreement", "power", "groups", "topics", "caveats", "risers", "bonus_risers",
-           "rare_documents", "teams", "placement")
+           "rare_documents", "teams", "placement", "reusability", "reusability_runs")
 
 def _own_files(out: Path) -> set:
     "The files of `out` that its report wrote, as its report.html records them (a page from before the record: "
@@ -389,6 +430,10 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     team_col = "team" if rep.meta is not None and "team" in rep.meta.columns else None
     if team_col: tables["teams"] = (team_best(rep, team=team_col), True)
     if rep.new_systems: tables["placement"] = (rep.placement(), False)
+    reuse = rep.reusability
+    if reuse is not None:
+        tables["reusability"] = (reuse.summary, True)
+        tables["reusability_runs"] = (reuse.runs, False)
     for stem, (df, index) in tables.items(): files[stem] = _write_table(df, stage, stem, index=index, formats=formats)
     figs = {}
     shift = not small and bool(rep.innovation)                       # (no innovation-aware measure: nothing rises)
@@ -397,6 +442,7 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     if shift: steps.append(("shift", lambda: plot_rank_shift(rep, hue=hue, ncols=4)))
     if agree: steps.append(("agreement", lambda: plot_agreement(rep)))
     steps.append(("power", lambda: plot_power(rep)))
+    if reuse is not None and len(reuse.summary): steps.append(("reusability", lambda: reuse.plot().figure))
     for key, make in progress(steps, desc="figures", unit="figure"):
         figs[key] = _svg(make())
     title = title or "irinnov campaign report"
@@ -527,7 +573,9 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                         f"their list; rarity = 1 − runs/{S}). Files: {link('rare_documents')}.</p>"
                         + _table_html(why, "t-why", index=False, mark=mark) if why is not None else
                         "<p>(The rare documents behind each rise need every run's lists in one process; a report "
-                        "computed on Dask leaves them out.)</p>")))
+                        "computed on Dask leaves them out.)</p>")
+                     + (_reuse_note(rep) if reuse is not None else "")))
+    if reuse is not None: secs.append(("reusability", "Reusability: a new system that was not pooled", _reuse_section(rep, figs, link)))
     if agree:
         secs.append(("agreement", "Agreement between the measures",
                      _figure_html(figs["agreement"], "Kendall τ-b (left, or above) and τ_AP (right, or below; row = reference "

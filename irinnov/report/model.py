@@ -22,6 +22,7 @@ from ..measures import (TEAM_FAMILIES, Measure, measure_of, parse_measure, prefe
                               warn_small_field)
 from ..core.read import as_runs, progress
 from ..metrics import check_coverage
+from ..reusability import leave_one_team_out, teams_of
 from ..core.arrays import NO_GRADE
 from ..core.campaign import Campaign, name_indices
 from ..core.encode import prepare
@@ -254,6 +255,7 @@ class CampaignReport:
     coverage: pd.DataFrame | None = None   # systems × (Judged@10, Judged@100[, pooled])
     new_systems: tuple = ()                # the runs added to the field with `against`
     specs: dict = field(default_factory=dict, repr=False)   # name -> the Measure object of every measure asked for
+    reusability: object = field(default=None, repr=False)   # the leave-one-team-out analysis (`irinnov.reusability.Reusability`), when asked
 
     @property
     def measures(self) -> list: return list(self.scores.columns)
@@ -408,6 +410,7 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                     against=None, # your runs placed among the campaign's (`against_field`)
                     depth: int | None = DEFAULT_DEPTH, # cut every list to its top `depth` first (trec_eval's -M; None: whole lists)
                     threshold: int = DEFAULT_THRESHOLD, # the relevance level of every measure without its own rel= (trec_eval's -l)
+                    reusability: int | None = None, # pool depth d of a leave-one-team-out analysis of every measure (None: none)
                    ) -> CampaignReport:
     "All measures of a campaign side by side: scores, ranks, agreement (τ, τ_AP), discriminative power, stability, groups, coverage."
     c, new = _field(runs, qrels, against)
@@ -455,8 +458,14 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                   pad_to=pad, mc4=mc4, tests=tests, alpha=alpha, B=B, trials=trials, seed=seed,
                   team_rarity=team_map is not None,
                   team_families=tuple(f for f in TEAM_FAMILIES if team_map is not None and supports_teams(f)))
-    return assemble_report(c, tables, orderings, specs, reference=reference, meta=meta, coverage=coverage, params=params,
-                           new_systems=new)
+    rep = assemble_report(c, tables, orderings, specs, reference=reference, meta=meta, coverage=coverage, params=params,
+                          new_systems=new)
+    if reusability is not None:    # each team (the meta's, else each run) left out of the pool in turn, every measure
+        teams_, pooled_ = teams_of(meta) if meta is not None else (None, None)
+        rep.reusability = leave_one_team_out(c, measures=[s for s in specs if s.name in rep.tables], depth=reusability,
+                                             teams=teams_, pooled=pooled_, condensed=True)
+        rep.params["reusability"] = reusability
+    return rep
 
 def assemble_report(campaign, # the Campaign (on Dask, a summary of it: systems, qrels topics, depth, judgments)
                     tables: dict, # name -> score table (systems × topics) of every measure
