@@ -123,9 +123,9 @@ def split_measures(tokens, # the `-m` arguments
         if cur: out.append(cur)
     return out
 
-def _valued_options() -> set:
+def _valued_options(parser: argparse.ArgumentParser | None = None) -> set:
     "The `evaluate` options that take a value, read from the parser itself so that no new option is missed."
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices["evaluate"]
+    sub = next(a for a in (parser or build_parser())._actions if isinstance(a, argparse._SubParsersAction)).choices["evaluate"]
     return {o for a in sub._actions if a.option_strings and a.nargs != 0 for o in a.option_strings}
 
 def _measure_name(name: str) -> bool:
@@ -715,9 +715,10 @@ def main(argv=None, # the arguments (default: sys.argv[1:])
         with warnings.catch_warnings():
             warnings.showwarning = _warn
             first = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
+            parser = build_parser()             # (once: building it is most of a light command's own time)
             if first is not None and argv[first] == "evaluate":
-                argv = argv[:first + 1] + _gather_measures(argv[first + 1:])
-            args = build_parser().parse_args(argv)
+                argv = argv[:first + 1] + _gather_measures(argv[first + 1:], _valued_options(parser))
+            args = parser.parse_args(argv)
             check_options(args)                 # options that would do nothing refused, before any reading
             return args.func(args)
     except SystemExit as e:                 # --help and --version exit 0 through argparse

@@ -837,7 +837,7 @@ def _numbers(df: pd.DataFrame, col: str, arg: str, keys) -> np.ndarray:
 # %% ../../nbs/00a_read.ipynb #b2c4e49d
 def _nested(obj) -> bool:
     "Whether a mapping is pytrec_eval / ranx style `{query: {doc: value}}` (values: mappings of non-mappings)."
-    if not obj or not all(isinstance(v, Mapping) for v in obj.values()): return False
+    if not obj or not all(type(v) is dict or isinstance(v, Mapping) for v in obj.values()): return False
     for v in obj.values():
         for w in v.values(): return not isinstance(w, (Mapping, pd.DataFrame))
     return True          # every inner mapping empty: queries with no documents
@@ -865,7 +865,7 @@ def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
     "The query and doc columns (Arrow large strings, one row per entry) and the values (float64) of a dictionary of string keys and numbers; None for anything else."
     from itertools import chain
     inner = list(obj.values())
-    if not all(isinstance(v, Mapping) for v in inner): return None
+    if not all(type(v) is dict or isinstance(v, Mapping) for v in inner): return None   # (plain dicts: no ABC check)
     lens = np.fromiter(map(len, inner), np.int64, count=len(inner))
     n = int(lens.sum())
     if n == 0: return None
