@@ -214,10 +214,10 @@ def evaluate_command(args, # the parsed command line
         from irinnov.scale import trec_eval_records_sharded
         with dask_client_of(args) as client:
             recs, other = trec_eval_records_sharded(
-                run_paths(args.runs, recursive=args.recursive), qrels, classic, client=client, innovation=innovation, per_query=args.q,
+                run_paths(args.runs, recursive=getattr(args, "recursive", False)), qrels, classic, client=client, innovation=innovation, per_query=args.q,
                 options=opts, tag=args.tag, n_shards=args.shards, progress=sys.stderr.isatty())
     else:
-        recs, other = metrics.evaluate_files(run_paths(args.runs, recursive=args.recursive), qrels, classic, innovation, options=opts,
+        recs, other = metrics.evaluate_files(run_paths(args.runs, recursive=getattr(args, "recursive", False)), qrels, classic, innovation, options=opts,
                                               per_query=args.q, tag=args.tag)
     recs = metrics.evaluation_records(recs, other, per_query=args.q)
     n_systems = recs["system"].nunique()
@@ -363,7 +363,7 @@ def report_command(args, # the parsed command line
         except ValueError:
             if args.official: raise CliError(f"--official: no official measures known for {name!r}", 2) from None
     elif args.official: raise CliError("--official needs --dataset or --against", 2)
-    mine = read_runs(run_paths(args.files, recursive=args.recursive), tag=args.tag) if args.against else None    # your runs: errors before the lock
+    mine = read_runs(run_paths(args.files, recursive=getattr(args, "recursive", False)), tag=args.tag) if args.against else None    # your runs: errors before the lock
     with claim_output(args.output) as out:                         # an unusable folder is refused before any computing
         if name:
             from irinnov import datasets
@@ -373,7 +373,7 @@ def report_command(args, # the parsed command line
             title = args.title or (f"Your runs against {name}" if args.against else f"{name}: irinnov campaign report")
         else:
             qrels = read_qrels(args.files[0])
-            runs = run_paths(args.files[1:], recursive=args.recursive)           # on Dask the workers read them, each file in its own task
+            runs = run_paths(args.files[1:], recursive=getattr(args, "recursive", False))           # on Dask the workers read them, each file in its own task
             if not wants_dask(args): runs = read_runs(runs, tag=args.tag)
             meta, title = None, args.title or "irinnov campaign report"
         teams = None
@@ -545,7 +545,7 @@ def compare_command(args, # the parsed command line
         if out.is_dir(): raise CliError(f"{out}: is a directory (give a file name to -o)")
         if not out.parent.is_dir(): raise CliError(f"{out.parent}: no such directory (for -o)")
     qrels = read_qrels(args.qrels, comments=opts.trec_eval == "10")
-    board = leaderboard(run_paths(args.runs, recursive=args.recursive), qrels, measures, options=opts, sort=args.sort,
+    board = leaderboard(run_paths(args.runs, recursive=getattr(args, "recursive", False)), qrels, measures, options=opts, sort=args.sort,
                         baselines=args.baseline or (), test=args.test, correction=args.correction or "auto",
                         alpha=args.alpha, B=args.permutations, seed=args.seed, tag=args.tag)
     if args.output: board.write(args.output, format=args.format)
