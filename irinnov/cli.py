@@ -223,10 +223,10 @@ def evaluate_command(args, # the parsed command line
                 from irinnov.scale import trec_eval_records_sharded
                 with dask_client_of(args) as client:
                     recs, other = trec_eval_records_sharded(
-                        run_paths(args.runs), qrels, classic, client=client, innovation=innovation, per_query=args.q,
+                        run_paths(args.runs, recursive=args.recursive), qrels, classic, client=client, innovation=innovation, per_query=args.q,
                         options=opts, tag=args.tag, n_shards=args.shards, progress=sys.stderr.isatty())
             else:
-                recs, other = metrics.evaluate_files(run_paths(args.runs), qrels, classic, innovation, options=opts,
+                recs, other = metrics.evaluate_files(run_paths(args.runs, recursive=args.recursive), qrels, classic, innovation, options=opts,
                                                       per_query=args.q, tag=args.tag)
     except (metrics.NoCommonTopicError, metrics.NoCommonTopicWarning) as e:    # trec_eval's message and status
         raise CliError(f"{metrics.NO_COMMON_TOPIC}: {str(e).split('?)')[0]}?)", 7) from None
@@ -378,7 +378,7 @@ def report_command(args, # the parsed command line
         except ValueError:
             if args.official: raise CliError(f"--official: no official measures known for {name!r}", 2) from None
     elif args.official: raise CliError("--official needs --dataset or --against", 2)
-    mine = read_runs(run_paths(args.files, recursive=args.recursive), tag=args.tag) if args.against else None    # your runs: errors before the lock
+    mine = read_runs(run_paths(args.files, recursive=getattr(args, "recursive", False)), tag=args.tag) if args.against else None    # your runs: errors before the lock
     with claim_output(args.output) as out:                         # an unusable folder is refused before any computing
         if name:
             from irinnov import datasets
@@ -388,7 +388,7 @@ def report_command(args, # the parsed command line
             title = args.title or (f"Your runs against {name}" if args.against else f"{name}: irinnov campaign report")
         else:
             qrels = read_qrels(args.files[0])
-            runs = run_paths(args.files[1:], recursive=args.recursive)           # on Dask the workers read them, each file in its own task
+            runs = run_paths(args.files[1:], recursive=getattr(args, "recursive", False))           # on Dask the workers read them, each file in its own task
             if not wants_dask(args): runs = read_runs(runs, tag=args.tag)
             meta, title = None, args.title or "irinnov campaign report"
         teams = None
@@ -561,7 +561,7 @@ def compare_command(args, # the parsed command line
         if out.is_dir(): raise CliError(f"{out}: is a directory (give a file name to -o)")
         if not out.parent.is_dir(): raise CliError(f"{out.parent}: no such directory (for -o)")
     qrels = read_qrels(args.qrels, comments=opts.trec_eval == "10")
-    board = leaderboard(run_paths(args.runs, recursive=args.recursive), qrels, measures, options=opts, sort=args.sort,
+    board = leaderboard(run_paths(args.runs, recursive=getattr(args, "recursive", False)), qrels, measures, options=opts, sort=args.sort,
                         baselines=args.baseline or (), test=args.test, correction=args.correction or "auto",
                         alpha=args.alpha, B=args.permutations, seed=args.seed, tag=args.tag)
     if args.output: board.write(args.output, format=args.format)
@@ -614,7 +614,7 @@ def reusability_command(args, # the parsed command line
     opts = options_of(args)
     measures = [parse_measure(n, threshold=opts.threshold) for n in split_measures(args.measure or MEASURES)]
     teams, pooled = _teams_file(args.teams) if args.teams else (None, None)
-    c = prepare_files(run_paths(args.runs), read_qrels(args.qrels), depth=opts.depth, tag=args.tag, keep_runs=False)
+    c = prepare_files(run_paths(args.runs, recursive=args.recursive), read_qrels(args.qrels), depth=opts.depth, tag=args.tag, keep_runs=False)
     if teams is not None:
         unknown = sorted(set(teams) - set(c.systems.astype(str)))
         if unknown: raise CliError(f"{args.teams}: unknown run(s) {', '.join(unknown[:5])}")
@@ -682,6 +682,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "largest rank drop, the mean relative change and Kendall's tau between the full and "
                                    "the leave-out orderings, with and without judged-only (condensed) lists.")
     add_reusability_arguments(u)
+    _add_recursive(u)
     u.set_defaults(func=reusability_command)
     d = sub.add_parser("datasets", help="list, fetch or verify datasets",
                        description="List the datasets irinnov knows, fetch one into the cache ($IRINNOV_HOME), or "
