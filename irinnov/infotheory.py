@@ -205,6 +205,8 @@ _SPACES: dict = {}   # id(campaign) → {options: _Space}; an entry goes when it
 def _space(c: Campaign, depth, graded, threshold) -> _Space:
     "The `_Space` of a campaign for these options, cached beside the campaign (never inside it) while it lives."
     depth, threshold = check_depth(depth), check_threshold(threshold)
+    if not isinstance(graded, (bool, np.bool_)):     # ("no" is a true value: it would silently mean graded)
+        raise TypeError(f"graded must be True or False, not {graded!r}")
     cache = _SPACES.get(id(c))
     if cache is None or cache[0]() is not c:      # a new campaign (or a recycled id): a fresh cache
         cache = _SPACES[id(c)] = (weakref.ref(c), {})

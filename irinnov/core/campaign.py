@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -17,9 +19,12 @@ from .arrays import (
     _no_common_topics, _place, _ragged_cap)
 
 # %% auto #0
-__all__ = ['Campaign', 'LongLists', 'name_indices']
+__all__ = ['UndefinedMeasureWarning', 'Campaign', 'LongLists', 'name_indices']
 
 # %% ../../nbs/00d_campaign.ipynb #82b48fc5
+class UndefinedMeasureWarning(UserWarning):
+    "A measure averaged over no topic: no qrels topic has a document relevant at its level."
+
 @dataclass(frozen=True, kw_only=True)
 class Campaign:
     "All runs of one track with their qrels, encoded once in dense arrays (immutable; built with keyword arguments)."
@@ -103,6 +108,9 @@ class Campaign:
         "Wrap an (S, Q) array as a score table over the evaluated topics (or all qrels topics)."
         values = np.asarray(values, dtype=np.float64)
         cols = np.ones(len(self.topics), bool) if all_topics else self.evaluated(threshold)
+        if len(cols) and not cols.any():    # said once per measure: a 0-column table is no answer
+            warnings.warn(f"{measure}: no qrels topic has a document of grade ≥ {threshold}, so it is averaged over no "
+                          "topic and undefined", UndefinedMeasureWarning, stacklevel=3)
         df = pd.DataFrame(values[:, cols], index=pd.Index(self.systems.astype(str), name="system"),
                           columns=pd.Index(self.topics[cols].astype(str), name="query"))
         df.attrs.update(measure=measure, higher_is_better=higher_is_better, **attrs)

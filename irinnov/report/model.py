@@ -24,7 +24,7 @@ from ..core.read import as_runs, progress
 from ..metrics import check_coverage
 from ..reusability import leave_one_team_out, teams_of
 from ..core.arrays import NO_GRADE
-from ..core.campaign import Campaign, name_indices
+from ..core.campaign import Campaign, UndefinedMeasureWarning, name_indices
 from ..core.encode import prepare
 
 # %% auto #0
@@ -450,7 +450,9 @@ def campaign_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
             order.attrs["measure"] = f"{spec.name}(MC4)"
             orderings[f"{spec.name}(MC4)"] = order
         else:
-            tables[spec.name] = spec(c, teams=team_map, warn=False)
+            with warnings.catch_warnings():      # (a measure undefined here is named once, in the report's intro)
+                warnings.simplefilter("ignore", UndefinedMeasureWarning)
+                tables[spec.name] = spec(c, teams=team_map, warn=False)
             orderings[spec.name] = tables[spec.name].mean(axis=1)
         orderings[spec.name].attrs = dict(tables[spec.name].attrs)
     coverage = pd.DataFrame({f"Judged@{j}": judged_at(c, k=j).mean(axis=1) for j in (10, 100)})
