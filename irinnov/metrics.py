@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,7 @@ from .conventions import (DEFAULT_THRESHOLD, EvalOptions, QrelsLike, RunsLike, c
                                  check_trec_eval_version)
 from .core.read import read_qrels, read_runs
 from .core.arrays import NO_GRADE
-from .core.campaign import Campaign
+from .core.campaign import Campaign, UndefinedMeasureWarning
 from .core.encode import prepare
 
 # %% auto #0
@@ -419,9 +420,21 @@ def evaluate_files(runs, # run files (paths), or anything `irinnov.trec.prepare_
                                      complete=options.complete, threshold=options.threshold,
                                      trec_eval_version=options.trec_eval) if classic else None
     if innovation: c = c.dense()    # (the five methods read every list from the dense arrays)
-    return recs, {m.name: m(c) for m in innovation}
+    undefined = [m.name for m in innovation if not c.evaluated(m.opts.get("rel", options.threshold)).any()]
+    if undefined:                   # said once for them all, not once per measure
+        warnings.warn(f"no qrels topic has a document relevant at the level of {', '.join(undefined)}: "
+                      f"{'it is' if len(undefined) == 1 else 'they are'} averaged over no topic and undefined (nan)",
+                      UndefinedMeasureWarning, stacklevel=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMeasureWarning)
+        return recs, {m.name: m(c) for m in innovation}
 
 # %% ../nbs/07_trec_eval.ipynb #57107f2d
+def _row_means(t: pd.DataFrame) -> np.ndarray:
+    "Each row's mean, summed from one contiguous block (the same sum whichever process or shard made the table); nan without columns."
+    v = np.ascontiguousarray(t.to_numpy(dtype=float))
+    return v.mean(axis=1) if v.shape[1] else np.full(len(v), np.nan)
+
 def evaluation_records(classic: pd.DataFrame | None, # trec_eval's records (`metrics.trec_eval_records`), or None
                        tables: dict, # name -> score table of the other measures
                        *,
@@ -440,7 +453,7 @@ def evaluation_records(classic: pd.DataFrame | None, # trec_eval's records (`met
                                        "integer": False, "_o": 0}))
         # each row summed from one contiguous block: the same sum whichever process or shard made the table
         parts.append(pd.DataFrame({"system": t.index.astype(str), "measure": name, "query": "all",
-                                   "value": np.ascontiguousarray(t.to_numpy(dtype=float)).mean(axis=1), "integer": False,
+                                   "value": _row_means(t), "integer": False,
                                    "_o": 1}))
     if not parts: raise ValueError("measures: give at least one measure")
     out = pd.concat(parts, ignore_index=True).sort_values(["system", "_o"], kind="stable")

@@ -535,3 +535,26 @@ def test_cli_refuses_an_empty_measure_a_topic_named_all_and_a_newline_in_a_run_n
         assert main(["evaluate", str(qa), str(ra), "-m", "map", "-q", "--format", fmt]) == 2
         assert "a topic named 'all' cannot be told from the means" in capsys.readouterr().err
     assert main(["evaluate", str(qa), str(ra), "-m", "map", "-q"]) == 0          # trec_eval's own layout: as trec_eval
+
+
+def test_a_measure_over_no_topic_is_said_once(tmp_path):
+    "Qrels with no relevant document: the innovation-aware measures are undefined, said once (CLI) or per table (library)."
+    import subprocess, sys
+    from pathlib import Path
+    from irinnov.core.campaign import UndefinedMeasureWarning
+    from irinnov.core.encode import prepare
+    from irinnov.infotheory import ric
+    from irinnov.rareness import precision_rareness
+    (tmp_path / "q").write_text("1 0 d1 0\n1 0 d2 0\n")
+    rd = tmp_path / "runs"; rd.mkdir()
+    for s in "abcde": (rd / f"input.{s}").write_text(f"1 Q0 d1 1 2 {s}\n1 Q0 d2 2 1 {s}\n")
+    r = subprocess.run([str(Path(sys.executable).with_name("irinnov")), "evaluate", "q", "runs", "-m", "U", "RPP", "ASL",
+                        "RIC", "P@10_rareness(alpha=1)", "map"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines() == ["irinnov: warning: no qrels topic has a document relevant at the level of U, RPP, ASL, "
+                                     "RIC, P@10_rareness(alpha=1): they are averaged over no topic and undefined (nan)"]
+    assert "map                   \tall\t0.0000" in r.stdout and "U                     \tall\tnan" in r.stdout
+    c = prepare(rd, tmp_path / "q")
+    with pytest.warns(UndefinedMeasureWarning, match="no qrels topic has a document of grade ≥ 1"):
+        assert precision_rareness(c, k=10).shape == (5, 0)
+    with pytest.raises(TypeError, match="graded must be True or False, not 'no'"): ric(c, graded="no")

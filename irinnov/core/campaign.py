@@ -5,9 +5,8 @@
 # %% ../../nbs/00d_campaign.ipynb #0e83bed6
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-
 import warnings
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
