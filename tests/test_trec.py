@@ -68,8 +68,8 @@ def test_qrels_forms(tmp_path):
     f = write(tmp_path / "q.gz", "1 0 a 2\n1 Q0 b 0\n1 0.5 c -2\n2\t0   d 1\n", gz=True)
     q = read_qrels(f)
     assert q.to_dict("list") == {"query": ["1", "1", "1", "2"], "doc": list("abcd"), "grade": [2, 0, -2, 1]}
-    with pytest.warns(UserWarning, match="repeated"):
-        assert len(read_qrels(write(tmp_path / "r", "1 0 a 1\n1 0 a 1\n"))) == 1
+    with pytest.raises(TrecFormatError, match=r"r:2: query '1', doc 'a' judged twice \(lines 1, 2\)"):
+        read_qrels(write(tmp_path / "r", "1 0 a 1\n1 0 a 1\n"))       # trec_eval stops on a repeated line too
     s = read_qrels(write(tmp_path / "s", "1 1 a 1\n1 2 a 0\n"), subtopics=True)
     assert s.subtopic.tolist() == ["1", "2"]
     with pytest.raises(TrecFormatError, match="empty qrels"): read_qrels(write(tmp_path / "e", ""))

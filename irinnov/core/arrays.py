@@ -37,7 +37,7 @@ def _qrels_codes(qrels: pd.DataFrame):
     o = np.argsort(key, kind="stable")
     k = key[o]
     if "subtopic" not in qrels.columns and len(k) > 1 and (k[1:] == k[:-1]).any():
-        # a (topic, doc) given twice in a frame no reader checked: an error if the grades differ, else kept once
+        # a (topic, doc) given twice in a frame no reader checked: _check_qrels refuses it (as trec_eval does)
         return _qrels_codes(_check_qrels(qrels, "qrels"))
     first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.int64)
     # for subtopic qrels: the largest grade over the subtopics
