@@ -18,9 +18,9 @@ from .conventions import (DEFAULT_DEPTH, DEFAULT_THRESHOLD, EvalOptions, check_c
 
 # %% auto #0
 __all__ = ['DEFAULT_MEASURES', 'TEST_NAMES', 'REPORT_TESTS', 'DEFAULT_COMPARE_MEASURES', 'COMPARE_TESTS', 'COMPARE_CORRECTIONS',
-           'COMPARE_FORMATS', 'CliError', 'run_paths', 'add_options_arguments', 'options_of', 'split_measures',
-           'evaluate_command', 'add_against_arguments', 'against_command', 'add_report_arguments', 'report_command',
-           'add_dask_arguments', 'wants_dask', 'dask_client_of', 'check_options', 'datasets_command',
+           'COMPARE_FORMATS', 'GATHERED', 'CliError', 'run_paths', 'add_options_arguments', 'options_of',
+           'split_measures', 'evaluate_command', 'add_against_arguments', 'against_command', 'add_report_arguments',
+           'report_command', 'add_dask_arguments', 'wants_dask', 'dask_client_of', 'check_options', 'datasets_command',
            'add_compare_arguments', 'compare_command', 'add_reusability_arguments', 'reusability_command',
            'build_parser', 'main']
 
@@ -123,9 +123,9 @@ def split_measures(tokens, # the `-m` arguments
         if cur: out.append(cur)
     return out
 
-def _valued_options(parser: argparse.ArgumentParser | None = None) -> set:
-    "The `evaluate` options that take a value, read from the parser itself so that no new option is missed."
-    sub = next(a for a in (parser or build_parser())._actions if isinstance(a, argparse._SubParsersAction)).choices["evaluate"]
+def _valued_options(parser: argparse.ArgumentParser | None = None, command: str = "evaluate") -> set:
+    "The options of `command` that take a value, read from the parser itself so that no new option is missed."
+    sub = next(a for a in (parser or build_parser())._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
     return {o for a in sub._actions if a.option_strings and a.nargs != 0 for o in a.option_strings}
 
 def _measure_name(name: str) -> bool:
@@ -708,6 +708,8 @@ def _error(exc: BaseException) -> str:
     if isinstance(exc, KeyError) and exc.args: return str(exc.args[0])
     return str(exc) or type(exc).__name__
 
+GATHERED = ("evaluate", "compare", "reusability")   # the commands whose -m takes one measure a time, gathered from a list
+
 def main(argv=None, # the arguments (default: sys.argv[1:])
         ) -> int:
     "The `irinnov` command: `evaluate`, `report`, `datasets`; returns the exit code (errors: one line on stderr)."
@@ -717,8 +719,8 @@ def main(argv=None, # the arguments (default: sys.argv[1:])
             warnings.showwarning = _warn
             first = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
             parser = build_parser()             # (once: building it is most of a light command's own time)
-            if first is not None and argv[first] == "evaluate":
-                argv = argv[:first + 1] + _gather_measures(argv[first + 1:], _valued_options(parser))
+            if first is not None and argv[first] in GATHERED:      # `-m A B C` before or after the files
+                argv = argv[:first + 1] + _gather_measures(argv[first + 1:], _valued_options(parser, argv[first]))
             args = parser.parse_args(argv)
             check_options(args)                 # options that would do nothing refused, before any reading
             return args.func(args)

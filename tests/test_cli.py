@@ -592,3 +592,16 @@ def test_report_reusability_option(tmp_path, small):
     assert '<section id="reusability">' in (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert_one_line_error(*irinnov("report", qp, rd, "-o", "out2", "--reusability", "--workers", "1", cwd=tmp_path),
                           "--reusability", exit_code=2)
+
+
+def test_measure_lists_in_compare_and_reusability(tmp_path, small):
+    "`-m A B C` is a list in `compare` and `reusability` as in `evaluate`, before or after the files."
+    qp, rd = small
+    code, out, err = irinnov("reusability", qp, rd, "-m", "AP", "U@10", "--pool-depth", "2", "--format", "csv", cwd=tmp_path)
+    assert code == 0, err
+    assert [l.split(",")[0] for l in out.splitlines()[1:]] == ["AP", "U@10"]
+    assert irinnov("reusability", "-m", "AP", "U@10", qp, rd, "--pool-depth", "2", "--format", "csv", cwd=tmp_path)[1] == out
+    code, out2, err = irinnov("compare", qp, rd, "-m", "AP", "P@5", "--format", "csv", cwd=tmp_path)
+    assert code == 0, err
+    code, out3, err = irinnov("compare", qp, rd, "-m", "AP,P@5", "--format", "csv", cwd=tmp_path)
+    assert out2 == out3
