@@ -714,6 +714,7 @@ def main(argv=None, # the arguments (default: sys.argv[1:])
         ) -> int:
     "The `irinnov` command: `evaluate`, `report`, `datasets`; returns the exit code (errors: one line on stderr)."
     argv = sys.argv[1:] if argv is None else list(argv)
+    _SAID.clear()                                   # each warning once per command (main may run many in one process)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _warn

@@ -176,7 +176,7 @@ CITED = {"10_rareness": "Türkmen", "10_rareness_experiments": "Türkmen", "11_n
          "11_novelty_experiments": "Fujii", "12_rpp": "Diaz", "12_rpp_experiments": "Diaz", "18_rpp_recsys": "Diaz",
          "19_lexicographic": "Diaz",
          "13_asl": "Alex", "13_asl_experiments": "Alex", "14_infotheory": "Golbus", "14_infotheory_experiments": "Golbus",
-         "21_campaigns": "Türkmen"}
+         "21_campaigns": "Türkmen", "23_reusability": "Zobel"}
 
 
 def test_every_page_has_a_summary_and_methods_cite_their_paper(site):

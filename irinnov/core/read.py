@@ -810,7 +810,7 @@ def _check_keys(df: pd.DataFrame, keys, arg: str, frame: bool = False):
                 i = int(np.flatnonzero([not isinstance(v, str) for v in col])[0])
                 raise _row_error(df, i, arg, f"{c} {col.iloc[i]!r} ({type(col.iloc[i]).__name__}) is not a string id",
                                  [k for k in keys if k != c], TypeError, "convert the column with .astype(str)")
-            if col.dtype == object or isinstance(col.dtype, pd.StringDtype):
+            if c != "system" and (col.dtype == object or isinstance(col.dtype, pd.StringDtype)):   # (a system is named by its file)
                 i = _spaced_row(col.astype(str) if col.dtype == object and not frame else col)
                 if i is not None:
                     raise _row_error(df, i, arg, f"{c} {str(col.iloc[i])!r} holds whitespace",
