@@ -860,27 +860,40 @@ def _ranx(obj):
     return obj, None
 
 # %% ../../nbs/00a_read.ipynb #54e4ed9b
+def _plain_ids(ids: pa.Array) -> bool:
+    "Whether no id of a (large) string array is empty, longer than `MAX_ID_BYTES`, or holds whitespace or NUL: read from its Arrow buffers (the exact pattern only where some byte is ≤ 32)."
+    off = np.frombuffer(ids.buffers()[1], np.int64 if pa.types.is_large_string(ids.type) else np.int32)
+    off = off[ids.offset:ids.offset + len(ids) + 1]
+    n = np.diff(off)
+    if not len(n): return True
+    if n.min() == 0 or n.max() > MAX_ID_BYTES: return False
+    b = np.frombuffer(ids.buffers()[2], np.uint8)[off[0]:off[-1]]
+    step = 1 << 20                          # (a comparison a block at a time: no temporary as long as the bytes)
+    if not any((b[i:i + step] <= 32).any() for i in range(0, len(b), step)): return True
+    return not pc.any(pc.match_substring_regex(ids, r"[\s\x00]", memory_pool=_POOL)).as_py()
+
 def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
                  ) -> tuple | None:
     "The query and doc columns (Arrow large strings, one row per entry) and the values (float64) of a dictionary of string keys and numbers; None for anything else."
-    from itertools import chain
     inner = list(obj.values())
     if not all(type(v) is dict or isinstance(v, Mapping) for v in inner): return None   # (plain dicts: no ABC check)
     lens = np.fromiter(map(len, inner), np.int64, count=len(inner))
     n = int(lens.sum())
     if n == 0: return None
+    docs, vals = [], []
+    for v in inner: docs.extend(v); vals.extend(v.values())     # (C-level extends: a dict iterates its keys)
     try:
         queries = pa.array(list(obj.keys()), pa.large_string(), memory_pool=_POOL)
         # (from lists: Arrow converts a list several times faster than an iterator of the same values)
-        doc = pa.array(list(chain.from_iterable(inner)), pa.large_string(), memory_pool=_POOL)   # a dict iterates its keys
-        vals = pa.array(list(chain.from_iterable(v.values() for v in inner)), memory_pool=_POOL)   # inferred: bools stay bools
+        doc = pa.array(docs, pa.large_string(), memory_pool=_POOL)
+        del docs
+        vals = pa.array(vals, memory_pool=_POOL)                   # inferred: bools stay bools
         if not (pa.types.is_integer(vals.type) or pa.types.is_floating(vals.type)): return None
         vals = vals.cast(pa.float64())
     except (pa.ArrowException, TypeError, ValueError, OverflowError): return None
     if queries.null_count or doc.null_count or vals.null_count: return None
     for ids in (queries, doc):  # empty ids, whitespace or NUL inside, over-long: the general path names the entry
-        if pc.any(pc.match_substring_regex(ids, r"^$|[\s\x00]")).as_py() or pc.max(pc.binary_length(ids)).as_py() > MAX_ID_BYTES:
-            return None
+        if not _plain_ids(ids): return None
     values = vals.to_numpy(zero_copy_only=False, writable=True)
     if np.isnan(values).any(): return None
     query = queries.take(pa.array(np.repeat(np.arange(len(queries), dtype=np.int32), lens)))
