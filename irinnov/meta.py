@@ -290,13 +290,22 @@ def _randomized_tukey_scores(X: np.ndarray, ia, ib, B: int, seed) -> np.ndarray:
     tol = 1e-12 * max(1.0, np.abs(X).max())
     return _exceed_fraction(ranges, np.abs(m[ia] - m[ib]), tol)
 
+_SMALL = 1 << 10   # S × S at most this: each topic relabels a whole chunk of trials at once
+
 def _randomized_tukey_prefs(P: np.ndarray, ia, ib, B: int, seed) -> np.ndarray:
     n, S, _ = P.shape
     rng = np.random.default_rng(seed)
     stat = np.empty(B)
     i = 0
     for perm in _perm_chunks(rng, B, n, S):
-        for trial in perm:                       # a loop over trials and topics; each step relabels one S × S matrix
+        if S * S <= _SMALL:                      # few systems: per topic, one gather over the chunk's trials (same sums, same order)
+            M = np.zeros((len(perm), S, S))
+            for q in range(n):
+                M += P[q].reshape(-1).take(perm[:, q, :, None] * S + perm[:, q, None, :])
+            stat[i:i + len(M)] = np.abs(M).max(axis=(1, 2)) / n
+            i += len(M)
+            continue
+        for trial in perm:                       # many: a loop over trials and topics; each step relabels one S × S matrix
             M = np.zeros((S, S))
             for q in range(n):
                 M += P[q].take(trial[q], 0).take(trial[q], 1)

@@ -328,6 +328,24 @@ def test_randomized_tukey_preference_matches_loop_reference():
     assert np.array_equal(np.nan_to_num(got, nan=-1), np.nan_to_num(exp, nan=-1))
 
 
+@pytest.mark.parametrize("S", [32, 33])   # the two sides of the kernel's switch from a gather per topic to a loop per trial
+def test_randomized_tukey_preference_matches_loop_reference_many_systems(S):
+    rng = np.random.default_rng(S)
+    n = 3
+    P = np.zeros((n, S, S))
+    idx = list(itertools.combinations(range(S), 2))
+    for a, b in idx:
+        v = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], n)
+        P[:, a, b], P[:, b, a] = v, -v
+    names = [f"s{k:02d}" for k in range(S)]
+    pref = pd.DataFrame([P[:, a, b] for a, b in idx],
+                        index=pd.MultiIndex.from_tuples([(names[a], names[b]) for a, b in idx]),
+                        columns=[f"q{j}" for j in range(n)])
+    got = pairwise_pvalues(pref, test="randomized-tukey", B=40, seed=3).to_numpy()
+    exp = randomized_pref_loop(P, 40, 3)
+    assert np.array_equal(np.nan_to_num(got, nan=-1), np.nan_to_num(exp, nan=-1))
+
+
 # --------------------------------------------------------------------------- bootstrap
 
 def bootstrap_loop(x, y, B, seed, n):

@@ -657,8 +657,9 @@ def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments:
     system = col("tag") if tag else pa.chunked_array(
         [_constant(system_name(f), len(p["score"]), offsets) for f, p in zip(files, parts)], pa.large_string())
     df = _runs_frame(system, col("query"), col("doc"), np.concatenate([p["score"].to_numpy() for p in parts]))
-    if tag:     # a tag may be spread over several files: a (system, query, doc) must still come once
-        dup = df.duplicated(["system", "query", "doc"], keep=False)
+    keys = ["system", "query", "doc"]
+    if tag and _maybe_duplicates([_chunked(df[k]) for k in keys]):   # a tag may be spread over several files: a
+        dup = df.duplicated(keys, keep=False)                        # (system, query, doc) must still come once
         if dup.any():
             src = np.repeat(np.arange(len(files)), [len(p["score"]) for p in parts])
             row = df[dup].iloc[0]

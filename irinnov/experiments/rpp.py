@@ -11,6 +11,7 @@ import pandas as pd
 from .. import meta
 from .. import metrics as M
 from ..rpp import mc4, preference_family, win_rate
+from ..conventions import kendall_tau_b, round_significant
 from ..core.campaign import Campaign
 
 # %% auto #0
@@ -52,8 +53,8 @@ def robustness(c: Campaign, # the campaign
                draws: int = 20,   # random judgment draws per fraction (seeds 0, 1, ...)
               ) -> dict:
     "Figs. 6 and 7: Kendall's τ-b between each measure's ordering on all data and on fewer topics or fewer relevant judgments."
-    systems = c.systems.astype(str)
-    def tau(x, y): return meta.kendall_tau(pd.Series(x, index=systems), pd.Series(y, index=systems))
+    def tau(x, y):   # meta.kendall_tau on two vectors of one system order: 12 significant digits, then τ-b
+        return kendall_tau_b(round_significant(np.asarray(x, float)), round_significant(np.asarray(y, float)), digits=None)
     def family_wins(cc): return {name: win_rate(P).to_numpy() for name, P in preference_family(cc).items()}
     def base_scores(cc):
         return {"AP": M.average_precision(cc).to_numpy(), "nDCG": M.ndcg(cc).to_numpy(), "RR": M.reciprocal_rank(cc).to_numpy()}
