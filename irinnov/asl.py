@@ -48,7 +48,12 @@ def _core(runs, qrels, threshold: int, pad_to, what: str) -> _Core:
     threshold, pad_to = check_threshold(threshold), check_cutoff(pad_to, arg="pad_to", optional=True)
     c = campaign_of(runs, qrels, what=what)
     grades, lengths = c.grades, c.lengths
-    if pad_to is not None: grades, lengths = grades[:, :, :pad_to], np.minimum(lengths, pad_to)
+    if pad_to is not None:
+        cut = lengths > pad_to
+        if cut.any():
+            warnings.warn(f"pad_to={pad_to} cuts {int(cut.sum())} ranking(s) longer than {pad_to} documents (the longest "
+                          f"holds {int(lengths.max())}): ASL counts only their top {pad_to}", UserWarning, stacklevel=3)
+        grades, lengths = grades[:, :, :pad_to], np.minimum(lengths, pad_to)
     rel = grades >= threshold
     cum = np.cumsum(rel, axis=2, dtype=np.int32)
     k = cum[:, :, -1] if cum.shape[2] else np.zeros(lengths.shape, np.int32)
@@ -75,7 +80,7 @@ def document_asl(runs: RunsLike,               # a Campaign, or runs (with `qrel
                  qrels: QrelsLike = None,      # the qrels, when `runs` is not a Campaign
                  *,
                  threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
-                 pad_to: int | None = None,    # give every ranking this length (non-relevant padding); None: as returned
+                 pad_to: int | None = None,    # the common ranking length: longer rankings are cut to it (warned), shorter ones padded with non-relevant documents; None: as returned
                 ) -> pd.DataFrame:
     "ASL of every (system, topic, relevant document) with its rank, rel_above and irrel_q (Eq. 1–3), in run order."
     core = _core(runs, qrels, threshold, pad_to, "document_asl")
@@ -128,7 +133,7 @@ def asl(runs: RunsLike,               # a Campaign, or runs (with `qrels`)
         *,
         n: int | None = None,         # average the first n relevant documents in run order (ASL@g1-n); None: all
         threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
-        pad_to: int | None = None,    # give every ranking this length (non-relevant padding); None: as returned
+        pad_to: int | None = None,    # the common ranking length: longer rankings are cut to it (warned), shorter ones padded with non-relevant documents; None: as returned
        ) -> pd.DataFrame:
     "Alex, Hall & Metzler's atomized search length ASL_q (Eq. 4) or ASL@g1-n (Eq. 5), lower is better; the RPP paper's corpus-end ASL is `rpp.corpus_asl`."
     n = check_cutoff(n, arg="n", optional=True)
@@ -143,7 +148,7 @@ def needed_depth(runs: RunsLike,              # a Campaign, or runs (with `qrels
                  *,
                  n: int = 10,                 # the min(n, n_q)-th relevant document in run order
                  threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
-                 pad_to: int | None = None,   # give every ranking this length (non-relevant padding); None: as returned
+                 pad_to: int | None = None,   # the common ranking length: longer rankings are cut to it (warned), shorter ones padded with non-relevant documents; None: as returned
                 ) -> pd.DataFrame:
     "Score table of the rank at which the min(n, n_q)-th relevant document sits (a lower bound when unretrieved)."
     n = check_cutoff(n, arg="n")
@@ -209,7 +214,7 @@ def ablation_measures(runs: RunsLike,             # a Campaign, or runs (with `q
                       qrels: QrelsLike = None,    # the qrels, when `runs` is not a Campaign
                       *,
                       threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
-                      pad_to: int | None = None,  # give every ranking this length (non-relevant padding); None: as returned
+                      pad_to: int | None = None,  # the common ranking length: longer rankings are cut to it (warned), shorter ones padded with non-relevant documents; None: as returned
                      ) -> dict:
     "The four steps MAP → atomized P → harmonic mean within topic → ASL (M0–M3) as `ScoredTable` objects."
     core = _core(runs, qrels, threshold, pad_to, "ablation_measures")
@@ -322,7 +327,7 @@ def ablation(runs: RunsLike,             # a Campaign, or runs (with `qrels`)
              qrels: QrelsLike = None,    # the qrels, when `runs` is not a Campaign
              *,
              threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
-             pad_to: int | None = None,  # give every ranking this length (non-relevant padding); None: as returned
+             pad_to: int | None = None,  # the common ranking length: longer rankings are cut to it (warned), shorter ones padded with non-relevant documents; None: as returned
              margin: float = 0.10,       # "better" needs a score at least this much (relatively) better ...
              alpha: float = 0.05,        # ... and a paired t-test p-value ≤ alpha
             ) -> pd.DataFrame:
@@ -385,7 +390,7 @@ def effective_top_shares(runs: RunsLike,              # a Campaign, or runs (wit
                          *,
                          threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
                          precision: str = "map",      # "map" (MAP's Eq. 6 precisions) or "atomized" (the ASL_{q,d})
-                         pad_to: int | None = None,   # give every ranking this length (non-relevant padding); None: as returned
+                         pad_to: int | None = None,   # the common ranking length: longer rankings are cut to it (warned), shorter ones padded with non-relevant documents; None: as returned
                         ) -> pd.DataFrame:
     "Systems × topics table of A.1 shares of MAP's Eq. 6 precisions (`map`) or of the ASL_{q,d} (`atomized`)."
     if precision not in ("map", "atomized"): raise ValueError(f"precision must be 'map' or 'atomized', not {precision!r}")

@@ -94,7 +94,7 @@ def _classic_def(name, meaning, citation, kind=None, **kw) -> MeasureDef:
     return MeasureDef(name, meaning, citation, kind=kind or name, **kw)
 
 RPP_NAMES = {"uniform": "RPP", "dcg": "dcgRPP", "inverse": "invRPP"}   # recall-level weighting -> name
-_PAD = Param("pad", "int", None, "rank given to the relevant documents a run misses (None: its length + 1)", "pad_to")
+_PAD = Param("pad", "int", None, "the common ranking length: longer lists are cut to it (warned), shorter ones padded with non-relevant documents (None: each list as returned)", "pad_to")
 _GRADED = Param("graded", "bool", True, "one population per grade level (0: grade ≥ rel only)", shown="value")
 
 REGISTRY: dict = {d.name: d for d in [

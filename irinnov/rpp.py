@@ -21,9 +21,12 @@ __all__ = ['WEIGHTINGS', 'Population', 'relevant_positions', 'recall_weights', '
 
 # %% ../nbs/12_rpp.ipynb #9b605376
 #| code-fold: true
-def _campaign(runs, qrels, threshold: int, depth, what: str) -> Campaign:
+def _campaign(runs, qrels, threshold: int, depth, what: str, pairs: bool = False) -> Campaign:
     check_threshold(threshold); depth = check_depth(depth)
     c = campaign_of(runs, qrels, what=what)
+    if pairs and len(c.systems) < 2:     # campaign-wide: every system against the others, as U's leave-one-out
+        raise ValueError(f"runs: {what} compares every system with the others and needs at least 2 systems, "
+                         f"got {len(c.systems)}")
     return c.truncate(depth) if depth is not None else c
 
 def _check_mode(c: Campaign, subtopics: bool):
@@ -224,7 +227,7 @@ def preferences(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                 depth: int | None = None, # truncate every list to its top `depth` first
                ) -> pd.DataFrame:
     "RPP for every ordered pair of systems and every topic: rows (a, b), columns topics (paper Eqs. 4–6, every pair)."
-    c = _campaign(runs, qrels, threshold, depth, "preferences")
+    c = _campaign(runs, qrels, threshold, depth, "preferences", pairs=True)
     qis, P = _tensor(c, weighting, graded, subtopics, background, threshold)
     return _prefs_frame(c, qis, P, rpp_name(weighting, graded=graded, subtopics=subtopics, threshold=threshold))
 
@@ -240,7 +243,7 @@ def preference_family(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                       depth: int | None = None, # truncate every list to its top `depth` first
                      ) -> dict:
     "{name: preference table} for several weightings at once (RPP, dcgRPP, invRPP), sharing the position matrices."
-    c = _campaign(runs, qrels, threshold, depth, "preference_family")
+    c = _campaign(runs, qrels, threshold, depth, "preference_family", pairs=True)
     qis, Ps = _tensors(c, tuple(weightings), graded, subtopics, background, threshold)
     return {(m := rpp_name(w, graded=graded, subtopics=subtopics, threshold=threshold)): _prefs_frame(c, qis, P, m)
             for w, P in zip(weightings, Ps)}

@@ -668,3 +668,19 @@ def test_canonical_names_and_top_share_fields():
     assert (ts.k, ts.share) == (1, 0.5) and close(ts.target, Fr(2000, 1001)) and ts.top_mean == 1.0
     k, share, target, top = ts                                    # still unpacks as before
     assert (k, share, target, top) == tuple(ts)
+
+
+def test_pad_to_shorter_than_a_ranking_cuts_it_and_says_so():
+    "pad_to=3 on rankings of 12: cut to the top 3 (SPEC §4.4's rule), with a warning naming pad_to and the longest length."
+    q = qr([("q", "r1", 1), ("q", "r5", 1), ("q", "r12", 1)])
+    docs = [f"r{i}" if i in (1, 5, 12) else f"x{i}" for i in range(1, 13)]
+    runs = mk([("S", "q", docs), ("T", "q", docs[:3])])
+    assert close(A.asl(runs, q).loc["S"].tolist(), [(1 + 4 + 10) / 3])     # ranks 1, 5, 12 with 0, 1, 2 relevant above
+    with pytest.warns(UserWarning, match=r"^pad_to=3 cuts 1 ranking\(s\) longer than 3 documents \(the longest holds "
+                                         r"12\): ASL counts only their top 3$") as w:
+        t = A.asl(runs, q, pad_to=3)
+    assert len([x for x in w if "pad_to=3 cuts" in str(x.message)]) == 1
+    assert close(t.loc["S"].tolist(), [(1 + 2 + 2) / 3])                   # r1 kept; r5, r12 unretrieved: irrel_q = 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                                     # no ranking longer than pad_to: no warning
+        A.asl(runs, q, pad_to=12)

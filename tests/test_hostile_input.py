@@ -558,3 +558,37 @@ def test_a_measure_over_no_topic_is_said_once(tmp_path):
     with pytest.warns(UndefinedMeasureWarning, match="no qrels topic has a document of grade ≥ 1"):
         assert precision_rareness(c, k=10).shape == (5, 0)
     with pytest.raises(TypeError, match="graded must be True or False, not 'no'"): ric(c, graded="no")
+
+
+# --- blank and comment lines: as trec_eval 9.0.8 and 10.0 read them, or refused at their line --------------------
+
+_LINES = {   # (qrels, run, --trec-eval, None if trec_eval gives numbers, else our message); trec_eval then refuses
+    "blank-qrels-line": (Q.replace(b"\n2 ", b"\n\n2 ", 1), R, "9", r"q:21: a blank line, which trec_eval refuses"),
+    "space-qrels-line": (Q.replace(b"\n2 ", b"\n \t\n2 ", 1), R, "10", r"q:21: a blank line"),
+    "crlf-blank-qrels-line": (Q.replace(b"\n2 ", b"\n\r\n2 ", 1), R, "9", r"q:21: a blank line"),
+    "blank-last-qrels-line": (Q + b"\n", R, "9", r"q:41: a blank line"),
+    "space-last-qrels-line": (Q + b"   ", R, "10", r"q:41: a blank line"),
+    "blank-run-lines-10": (Q, b"\n" + R.replace(b"\n2 ", b"\n  \n2 ", 1) + b"\t\n", "10", None),
+    "qrels-comments-10": (b"# first\n" + Q.replace(b"\n2 ", b"\n#mid dle\n2 ", 1), R, "10", None),
+    "run-comments-10": (Q, b"# a\n  # b\n" + R.replace(b"\n2 ", b"\n\t#c\n2 ", 1) + b"# end\n", "10", None),
+    "indented-qrels-comment": (b" # 0 D1_1 1\n" + Q, R, "10", r"q:1: an indented '#' line"),
+    "two-qrels-comments": (b"# a\n# b\n" + Q, R, "10", r"q:2: a comment line right after another"),
+    "qrels-ending-in-comment": (Q + b"# end\n", R, "10", r"q:41: the qrels file ends with a comment line"),
+}
+
+@pytest.mark.parametrize("case", sorted(_LINES))
+def test_blank_and_comment_lines_as_trec_eval_reads_them(trec_eval, tmp_path, capsys, case):
+    qb, rb, version, msg = _LINES[case]
+    q, r = tmp_path / "q", tmp_path / "input.r"
+    q.write_bytes(qb); r.write_bytes(rb)
+    from irinnov.cli import main
+    capsys.readouterr()
+    code = main(["evaluate", str(q), str(r), *_MEASURES, "--trec-eval", version])
+    out, err = capsys.readouterr()
+    c, theirs = _theirs(trec_eval[version], q, r)
+    if msg is None:
+        assert code == 0 and c == 0 and theirs == [line.split() for line in out.splitlines()], (theirs, out, err)
+    else:
+        import re
+        assert code != 0 and not out and len(err.strip().splitlines()) == 1 and re.search(msg, err), err
+        assert c != 0 and not theirs             # trec_eval refuses it too ("Malformed line"), or crashes

@@ -508,6 +508,10 @@ def test_writes_are_atomic_and_never_follow_symlinks(tmp_path, rep, monkeypatch)
     monkeypatch.setattr(report_html, "_render", full)                  # a full disk (or ulimit -f) names the folder
     with pytest.raises(OSError, match=rf"No space left on device while writing the report: '{re.escape(str(out))}'"):
         write_report(rep, out_dir=out)
+    def too_large(*a, **k): raise OSError(errno.EFBIG, "Error writing bytes to file. Detail: [errno 27] File too large")
+    monkeypatch.setattr(report_html, "_render", too_large)             # pyarrow's wording of ulimit -f: the system's
+    with pytest.raises(OSError, match=rf"^\[Errno 27\] File too large while writing the report: '{re.escape(str(out))}'$"):
+        write_report(rep, out_dir=out)
     assert "<title>sixth</title>" in (out / "report.html").read_text()
 
 

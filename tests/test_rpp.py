@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import assume, given, settings, strategies as st, HealthCheck
 
 from irinnov import rpp as R
 from irinnov.trec import prepare
@@ -104,6 +104,19 @@ def test_e1_win_rate_and_aggregation():
     long = R.aggregate(P, method="mc4", iterations=200)                   # absorption: B is a Condorcet winner
     assert long["B"] == pytest.approx(1, abs=1e-12) and long["A"] < 1e-30 and long["C"] < 1e-90
 
+
+def test_campaign_wide_preferences_refuse_one_system():
+    "One rule: the methods comparing every system with the others need 2 (as U's leave-one-out), never a table of zeros."
+    one = E1_RUNS[E1_RUNS.system == "A"]
+    for f in (R.preferences, R.preference_family):
+        with pytest.raises(ValueError, match=r"^runs: \w+ compares every system with the others and needs at least 2 "
+                                             r"systems, got 1$"): f(one, E1_QRELS)
+    from irinnov.novelty import utility
+    with pytest.raises(ValueError, match="needs at least 2 systems"): utility(one, E1_QRELS)
+    P = R.preferences(E1_RUNS, E1_QRELS).loc[[("A", "A")]]                 # a table cut down to one system
+    for f in (R.win_rate, R.aggregate):
+        with pytest.raises(ValueError, match="prefs must hold at least 2 systems, not 1"): f(P)
+    assert R.rpp(one, E1_QRELS, a="A", b="A").tolist() == [0, 0]        # a pair (even a system with itself) is defined
 
 def test_e1_offline_interleaving():
     oi = lambda a, b, u: R.offline_interleaving(E1_RUNS, E1_QRELS, a=a, b=b, user=u)
@@ -362,6 +375,7 @@ def diversity_campaigns(draw):
 @given(diversity_campaigns(), st.sampled_from(R.WEIGHTINGS), st.booleans())
 def test_subtopic_rpp_against_oracle(camp, weighting, background):
     runs, qrels = camp
+    assume(runs.system.nunique() >= 2)          # one system: no pair, refused (test_campaign_wide_preferences_refuse_one_system)
     P = R.preferences(runs, qrels, weighting=weighting, subtopics=True, background=background)
     systems, topics, T = R.preference_tensor(P)
     assert (T == -T.transpose(0, 2, 1)).all() and (np.abs(T) <= 1).all()

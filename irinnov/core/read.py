@@ -199,6 +199,34 @@ def _strip_comments(data):
     if b"#" not in data: return data          # one memchr: files without a '#' are not copied
     return re.sub(rb"(?m)^[ \t\r\f\v]*#[^\n]*", b"", bytes(data))
 
+_BLANK = re.compile(rb"\A[ \t\r\v\f]*\n|\n[ \t\r\v\f]*\n|\n[ \t\r\v\f]+\Z")
+_HASH = re.compile(rb"(?m)^([ \t\r\v\f]*)#")
+
+def _qrels_lines(path, data, comments: bool):
+    "Refuse the qrels lines trec_eval refuses or reads as judgments: a blank line; with `comments`, a `#` line that is "
+    "indented, follows another one or ends the file."
+    # trec_eval (9.0.8 and 10.0) reads every qrels line as a judgment ("Malformed line" for a blank one); 10.0 skips a
+    # line whose first byte is '#' and reads the next line as a judgment whatever it holds (a run file's comments and
+    # blank lines are skipped wherever they are, as `_strip_comments` does)
+    if data.isspace(): return                  # an empty file: said by the caller
+    m = _BLANK.search(data)
+    if m: raise TrecFormatError(path, data.count(b"\n", 0, m.start()) + (m.group()[:1] == b"\n") + 1,
+                                "a blank line, which trec_eval refuses in a qrels file (\"Malformed line\")")
+    if not comments or b"#" not in data: return
+    line, pos, last = 1, 0, None
+    for m in _HASH.finditer(data):
+        line += data.count(b"\n", pos, m.start()); pos = m.start()
+        if m.group(1):
+            raise TrecFormatError(path, line, "an indented '#' line: trec_eval 10.0 skips only the qrels lines that "
+                                              "start with '#' and reads this one as a judgment")
+        if last == line - 1:
+            raise TrecFormatError(path, line, "a comment line right after another: trec_eval 10.0 skips one comment "
+                                              "line at a time in a qrels file and reads this one as a judgment")
+        last = line
+    end = data.find(b"\n", pos)
+    if last is not None and (end < 0 or end + 1 == len(data)):
+        raise TrecFormatError(path, last, "the qrels file ends with a comment line, on which trec_eval 10.0 crashes")
+
 def _block_size(n: int) -> int:
     "pyarrow's block for a file of n bytes: the whole file in one block up to 64 MB (a block much larger than the "
     "file costs memory: a 64 MB block for a 2.6 MB qrels file raised the peak by 45 MB)."
@@ -284,14 +312,16 @@ def _pieces(path, cap: int):
 # %% ../../nbs/00a_read.ipynb #b0280b01
 def read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None,
                   comments: bool = False, max_bytes: int | None = None,
-                  keep_bytes: bool = True) -> tuple[pa.Table, bytes | None]:
+                  keep_bytes: bool = True, lines=None) -> tuple[pa.Table, bytes | None]:
     "Parse a whitespace-separated file into a pyarrow table, or raise a precise `TrecFormatError`; with "
-    "`keep_bytes=False` a large plain file is read a piece at a time and no bytes are returned."
+    "`keep_bytes=False` a large plain file is read a piece at a time and no bytes are returned; `lines(path, bytes)` "
+    "checks the file's own bytes first (a whole file only)."
     def whole():
         data = _read_bytes(path, max_bytes)
         _odd_bytes(path, data)
+        if lines is not None: lines(path, data)
         return _normalise_ws(_strip_comments(data) if comments else data)
-    if not keep_bytes and os.path.isfile(path) and os.path.getsize(path) > _REUSED:
+    if not keep_bytes and lines is None and os.path.isfile(path) and os.path.getsize(path) > _REUSED:
         with open(path, "rb") as f: gz = f.read(2) == b"\x1f\x8b"
         if not gz:        # its own bytes never all in memory: a piece's bytes, then its columns (64 MB at a time)
             tables = []
@@ -742,14 +772,15 @@ def _grades(path, col: pa.ChunkedArray, data) -> np.ndarray:
 def read_qrels(path,                  # a TREC qrels file, plain or gzip
                subtopics: bool = False,  # column 2 holds subtopic ids (diversity qrels): keep it as `subtopic`
                *,
-               comments: bool = False,   # skip lines whose first non-blank character is `#` (trec_eval 10.0)
+               comments: bool = False,   # skip comment lines as trec_eval 10.0 does: one line starting with `#` at a time (others refused)
                max_bytes: int | None = None,  # refuse a file larger than this once decompressed (default 4 GiB, $IRINNOV_MAX_FILE_BYTES)
               ) -> pd.DataFrame:
     "Read a TREC qrels file (plain or .gz) into `query, doc, grade` (plus `subtopic` with `subtopics=True`)."
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such qrels file")
     names = ["query", "iter", "doc", "grade"]
     types = {"query": pa.string(), "iter": pa.string(), "doc": pa.string(), "grade": pa.string()}
-    tbl, data = read_columns(path, names, types, {3: "int"}, "qrels", comments=comments, max_bytes=max_bytes)
+    tbl, data = read_columns(path, names, types, {3: "int"}, "qrels", comments=comments, max_bytes=max_bytes,
+                             lines=lambda p, d: _qrels_lines(p, d, comments))
     _long_id(path, {k: tbl.column(k) for k in (["query", "iter", "doc"] if subtopics else ["query", "doc"])},
              lambda: line_numbers(data))
     grade = _grades(path, tbl.column("grade"), data)

@@ -406,7 +406,7 @@ def write_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         except OSError as e:       # a full disk or a file size limit: say which folder
             import errno
             if e.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-                raise OSError(e.errno, f"{e.strerror} while writing the report", str(out)) from None
+                raise OSError(e.errno, f"{os.strerror(e.errno)} while writing the report", str(out)) from None  # (pyarrow words it its own way)
             raise
         finally:
             shutil.rmtree(stage, ignore_errors=True)
