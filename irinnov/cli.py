@@ -53,7 +53,8 @@ def run_paths(args, # RUN arguments: files, directories, globs, `-` (standard in
     return out
 
 def _fmt(v: float, integer: bool = False) -> str:
-    "A value as trec_eval prints it: `%ld` for counts, `%6.4f` otherwise (a value that rounds to zero prints unsigned)."
+    "A value as trec_eval prints it: `%ld` for counts, `%6.4f` otherwise (a value that rounds to zero prints unsigned; 0/0 as C prints it, `  -nan`)."
+    if math.isnan(v): return "  -nan"          # trec_eval's 0/0 (an empty list's iprec_at_recall_0.00), as its printf writes it
     if not math.isfinite(v): return str(v)
     if integer: return str(int(round(v)))
     s = f"{v:6.4f}"
@@ -71,7 +72,7 @@ def _argument(check, parse, what: str, hint: str):
     return convert
 
 _level = _argument(check_threshold, int, "relevance level", "give an integer ≥ 0 (grade ≥ LEVEL is relevant, as trec_eval's -l)")
-_depth = _argument(lambda d: None if d == 0 else check_depth(d), int, "depth", "give an integer ≥ 0 (0 = whole lists)")
+_depth = _argument(lambda d: EvalOptions(depth=d).depth, int, "depth", "give an integer ≥ 0 (0: every list empty, as trec_eval's -M 0)")
 _positive = _argument(check_cutoff, int, "count", "give a whole number ≥ 1")
 def _in_unit_interval(x: float) -> float:
     if not 0 < x < 1: raise ValueError(x)
@@ -88,7 +89,8 @@ def add_options_arguments(parser: argparse.ArgumentParser, # a subcommand's pars
                         help=f"relevance level: grade >= LEVEL is relevant, for every measure without its own rel= "
                              f"(trec_eval -l; {level_help})")
     parser.add_argument("-M", "--depth", type=_depth, default=DEFAULT_DEPTH, metavar="DEPTH",
-                        help="evaluate the top DEPTH documents of each list (trec_eval -M; default: whole lists)")
+                        help="evaluate the top DEPTH documents of each list (trec_eval -M; 0: empty lists, as trec_eval; "
+                             "default: whole lists)")
     if complete:
         parser.add_argument("-c", action="store_true",
                             help="average over every qrels topic, a topic missing from a run scoring as an empty ranking "
@@ -105,7 +107,7 @@ def options_of(args, # the parsed command line
     "The run-wide options the command line gives, as one validated `EvalOptions`."
     level = args.l if args.l is not None else (threshold if threshold is not None else DEFAULT_THRESHOLD)
     return EvalOptions(threshold=level, depth=args.depth, complete=getattr(args, "c", False),
-                       trec_eval=getattr(args, "trec_eval", "9"))
+                       trec_eval=getattr(args, "trec_eval", "9"), judged_only=getattr(args, "J", False))
 
 # %% ../nbs/30_cli.ipynb #00e64b10
 def split_measures(tokens, # the `-m` arguments
@@ -454,6 +456,11 @@ def check_options(args, # the parsed command line
                  ) -> None:
     "Refuse options that would do nothing in this command (usage error), and warn of more Dask workers than cores."
     against = getattr(args, "against", None)
+    if getattr(args, "depth", None) == 0 and (getattr(args, "command", None) != "evaluate" or against):
+        raise CliError("-M 0 evaluates empty lists (as trec_eval's -M 0, every value 0): only 'irinnov evaluate' "
+                       "takes it; leave -M out for whole lists", 2)
+    if getattr(args, "J", False) and against:
+        raise CliError("-J acts on 'irinnov evaluate QRELS RUN' (trec_eval's judged documents only), not with --against", 2)
     if getattr(args, "command", None) == "evaluate" and not against:
         given = [o for o, k in (("--test", "test"), ("--alpha", "alpha"), ("--permutations", "permutations"))
                  if getattr(args, k, None) is not None]
@@ -654,6 +661,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="measures, repeated or comma/space-separated (default: official, as trec_eval)")
     e.add_argument("-q", action="store_true", help="also print every query's value (trec_eval -q)")
     e.add_argument("-n", action="store_true", help="no summary: only the per-query values (trec_eval -n)")
+    e.add_argument("-J", action="store_true", help="judged documents only: every list evaluated with its unjudged "
+                   "documents taken out (trec_eval -J)")
     add_options_arguments(e)
     _add_recursive(e)
     e.add_argument("--format", choices=("table", "tsv", "json"), default="table",

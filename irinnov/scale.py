@@ -407,10 +407,12 @@ def _trec_eval_parts(c: Campaign, classic: list, innovation: list, options: Eval
     from irinnov import metrics
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        c = c.truncate(options.depth)
+        answered = c.lengths > 0                   # the topics each run answered, before -M and -J act on its lists
+        c = options.lists(c)
         specs = [s for s in metrics.expand_measures(classic, threshold=options.threshold) if s.kind != "runid"]
-        tables = [metrics.spec_table(c, s, options.trec_eval) for s in specs]
-        present = pd.DataFrame(c.lengths > 0, index=c.systems.astype(str), columns=c.topics.astype(str))
+        tables = [metrics._empty_lists_nan(c, answered, s, metrics.spec_table(c, s, options.trec_eval), options.trec_eval)
+                  for s in specs]
+        present = pd.DataFrame(answered, index=c.systems.astype(str), columns=c.topics.astype(str))
         n_rel = int((c.judged_grades()[2] > 0).sum())
         other = {m.name: m(c) for m in innovation}
     return tables, present, n_rel, other, [(w.category, str(w.message)) for w in caught]
