@@ -18,11 +18,11 @@ from .conventions import (DEFAULT_DEPTH, DEFAULT_THRESHOLD, EvalOptions, check_c
 
 # %% auto #0
 __all__ = ['DEFAULT_MEASURES', 'TEST_NAMES', 'REPORT_TESTS', 'DEFAULT_COMPARE_MEASURES', 'COMPARE_TESTS', 'COMPARE_CORRECTIONS',
-           'COMPARE_FORMATS', 'GATHERED', 'CliError', 'run_paths', 'add_options_arguments', 'options_of',
-           'split_measures', 'evaluate_command', 'add_against_arguments', 'against_command', 'add_report_arguments',
-           'report_command', 'add_dask_arguments', 'wants_dask', 'dask_client_of', 'check_options', 'datasets_command',
-           'add_compare_arguments', 'compare_command', 'add_reusability_arguments', 'reusability_command',
-           'build_parser', 'main']
+           'COMPARE_FORMATS', 'TREC_EVAL_ONLY', 'GATHERED', 'CliError', 'run_paths', 'add_options_arguments',
+           'options_of', 'split_measures', 'evaluate_command', 'add_against_arguments', 'against_command',
+           'add_report_arguments', 'report_command', 'add_dask_arguments', 'wants_dask', 'dask_client_of',
+           'check_options', 'datasets_command', 'add_compare_arguments', 'compare_command', 'add_reusability_arguments',
+           'reusability_command', 'build_parser', 'main']
 
 # %% ../nbs/30_cli.ipynb #db1f20ff
 DEFAULT_MEASURES = ("official",)
@@ -717,6 +717,28 @@ def _error(exc: BaseException) -> str:
     if isinstance(exc, KeyError) and exc.args: return str(exc.args[0])
     return str(exc) or type(exc).__name__
 
+# trec_eval's options irinnov's `evaluate` does not take (its -q -m -c -l -n -M -J and -h are taken), each refused in
+# one line that says why; the long names are trec_eval's too
+TREC_EVAL_ONLY = {
+    "-N": "-N (trec_eval's collection size, read only by utility's fourth coefficient): irinnov computes utility with a "
+          "collection size of 0, as trec_eval without -N",
+    "-R": "-R (trec_eval's qrels formats qrels_jg, prefs, qrels_prefs): QRELS is read in trec_eval's default 'qrels' format",
+    "-T": "-T (trec_eval's results format): RUN files are read as 'trec_results', trec_eval's default",
+    "-Z": "-Z (trec_eval's Z-scores from a file) is not offered",
+    "-o": "-o (trec_eval's obsolete old output format): the output is trec_eval's current layout",
+    "-D": "-D (trec_eval's debug output) is not offered",
+    "-v": "-v (trec_eval's version): 'irinnov --version' prints irinnov's",
+}
+_TREC_EVAL_LONG = {"--Number_docs_in_coll": "-N", "--Rel_info_format": "-R", "--Results_format": "-T", "--Zscore": "-Z",
+                   "--Output_old_results_format": "-o", "--Debug_level": "-D"}
+
+def _refuse_trec_eval_only(argv: list) -> None:
+    "A trec_eval option `evaluate` does not take: a usage error that names it and says why (not argparse's 'unrecognized')."
+    for a in argv:
+        if a == "--": return
+        key = _TREC_EVAL_LONG.get(a.split("=", 1)[0]) or (a[:2] if not a.startswith("--") else None)
+        if key in TREC_EVAL_ONLY: raise CliError(f"{TREC_EVAL_ONLY[key]}; 'irinnov evaluate' does not take it", 2)
+
 GATHERED = ("evaluate", "compare", "reusability")   # the commands whose -m takes one measure a time, gathered from a list
 
 def main(argv=None, # the arguments (default: sys.argv[1:])
@@ -729,6 +751,7 @@ def main(argv=None, # the arguments (default: sys.argv[1:])
             warnings.showwarning = _warn
             first = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
             parser = build_parser()             # (once: building it is most of a light command's own time)
+            if first is not None and argv[first] == "evaluate": _refuse_trec_eval_only(argv[first + 1:])
             if first is not None and argv[first] in GATHERED:      # `-m A B C` before or after the files
                 argv = argv[:first + 1] + _gather_measures(argv[first + 1:], _valued_options(parser, argv[first]))
             args = parser.parse_args(argv)
