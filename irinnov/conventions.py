@@ -136,7 +136,7 @@ class EvalOptions:
         from irinnov.core.campaign import emptied, judged_only
         if self.depth == 0: return emptied(c)
         c = c.truncate(self.depth)
-        return judged_only(c) if self.judged_only else c
+        return judged_only(c, negative=False) if self.judged_only else c
 
 # %% ../nbs/05_conventions.ipynb #7b2c191b
 def judgment_keys(campaign: "Campaign",         # the campaign whose codes these are

@@ -332,6 +332,11 @@ class CampaignSummary:
     def __repr__(self):
         return f"CampaignSummary({len(self.systems)} systems × {len(self.topics)} topics × depth {self.depth}, {len(self.qrels)} judgments)"
 
+def _report_tables(c: Campaign, depth: int | None, measures: list) -> tuple:
+    "`_tables` for the report, and which topics each system answered (for the coverage check)."
+    tables, caught = _tables(c, depth, measures)
+    return tables, caught, pd.DataFrame(c.lengths > 0, index=c.systems.astype(str), columns=c.topics.astype(str))
+
 def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob), or a runs DataFrame
                             qrels: QrelsLike, # a qrels file or DataFrame
                             measures=None,  # as `campaign_report` (default: `default_measures`)
@@ -410,11 +415,6 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
                            params=params)
 
 # %% ../nbs/40_scale.ipynb #5ca1e7e0
-def _report_tables(c: Campaign, depth: int | None, measures: list) -> tuple:
-    "`_tables` for the report, and which topics each system answered (for the coverage check)."
-    tables, caught = _tables(c, depth, measures)
-    return tables, caught, pd.DataFrame(c.lengths > 0, index=c.systems.astype(str), columns=c.topics.astype(str))
-
 def _trec_eval_parts(c: Campaign, classic: list, innovation: list, options: EvalOptions) -> tuple:
     "One shard's tables: trec_eval's measures, which topics each system listed, its relevant judgments, and the innovation-aware measures."
     from irinnov import metrics

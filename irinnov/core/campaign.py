@@ -313,10 +313,11 @@ def name_indices(names: np.ndarray,  # the campaign's names (systems or topics)
 
 # %% ../../nbs/00d_campaign.ipynb #a3134093
 def judged_only(c: Campaign, # an encoded campaign
+                *, negative: bool = True, # a negative grade counts as judged (the Web tracks' junk, -2); trec_eval's -J: False
                ) -> Campaign:
     "Sakai's condensed lists (trec_eval's -J): every list with its unjudged documents taken out, the judged ones moved up."
     c = c.dense()                                               # (a ragged campaign's long lists in the arrays)
-    judged = c.grades >= 0                                      # NO_GRADE and negative grades (pooled, unjudged) go
+    judged = c.grades != NO_GRADE if negative else c.grades >= 0   # trec_eval reads a negative grade as pooled, unjudged
     order = np.argsort(~judged, axis=2, kind="stable")          # judged first, each group in rank order
     n = judged.sum(axis=2)
     D = max(int(n.max()) if n.size else 0, 1)
