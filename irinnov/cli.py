@@ -18,11 +18,11 @@ from .conventions import (DEFAULT_DEPTH, DEFAULT_THRESHOLD, EvalOptions, check_c
 
 # %% auto #0
 __all__ = ['DEFAULT_MEASURES', 'TEST_NAMES', 'REPORT_TESTS', 'DEFAULT_COMPARE_MEASURES', 'COMPARE_TESTS', 'COMPARE_CORRECTIONS',
-           'COMPARE_FORMATS', 'GATHERED', 'CliError', 'run_paths', 'add_options_arguments', 'options_of',
-           'split_measures', 'evaluate_command', 'add_against_arguments', 'against_command', 'add_report_arguments',
-           'report_command', 'add_dask_arguments', 'wants_dask', 'dask_client_of', 'check_options', 'datasets_command',
-           'add_compare_arguments', 'compare_command', 'add_reusability_arguments', 'reusability_command',
-           'build_parser', 'main']
+           'COMPARE_FORMATS', 'TREC_EVAL_ONLY', 'GATHERED', 'CliError', 'run_paths', 'add_options_arguments',
+           'options_of', 'split_measures', 'evaluate_command', 'add_against_arguments', 'against_command',
+           'add_report_arguments', 'report_command', 'add_dask_arguments', 'wants_dask', 'dask_client_of',
+           'check_options', 'datasets_command', 'add_compare_arguments', 'compare_command', 'add_reusability_arguments',
+           'reusability_command', 'build_parser', 'main']
 
 # %% ../nbs/30_cli.ipynb #db1f20ff
 DEFAULT_MEASURES = ("official",)
@@ -53,7 +53,8 @@ def run_paths(args, # RUN arguments: files, directories, globs, `-` (standard in
     return out
 
 def _fmt(v: float, integer: bool = False) -> str:
-    "A value as trec_eval prints it: `%ld` for counts, `%6.4f` otherwise (a value that rounds to zero prints unsigned)."
+    "A value as trec_eval prints it: `%ld` for counts, `%6.4f` otherwise (a value that rounds to zero prints unsigned; 0/0 as C prints it, `  -nan`)."
+    if math.isnan(v): return "  -nan"          # trec_eval's 0/0 (an empty list's iprec_at_recall_0.00), as its printf writes it
     if not math.isfinite(v): return str(v)
     if integer: return str(int(round(v)))
     s = f"{v:6.4f}"
@@ -71,7 +72,7 @@ def _argument(check, parse, what: str, hint: str):
     return convert
 
 _level = _argument(check_threshold, int, "relevance level", "give an integer ≥ 0 (grade ≥ LEVEL is relevant, as trec_eval's -l)")
-_depth = _argument(lambda d: None if d == 0 else check_depth(d), int, "depth", "give an integer ≥ 0 (0 = whole lists)")
+_depth = _argument(lambda d: EvalOptions(depth=d).depth, int, "depth", "give an integer ≥ 0 (0: every list empty, as trec_eval's -M 0)")
 _positive = _argument(check_cutoff, int, "count", "give a whole number ≥ 1")
 def _in_unit_interval(x: float) -> float:
     if not 0 < x < 1: raise ValueError(x)
@@ -88,7 +89,8 @@ def add_options_arguments(parser: argparse.ArgumentParser, # a subcommand's pars
                         help=f"relevance level: grade >= LEVEL is relevant, for every measure without its own rel= "
                              f"(trec_eval -l; {level_help})")
     parser.add_argument("-M", "--depth", type=_depth, default=DEFAULT_DEPTH, metavar="DEPTH",
-                        help="evaluate the top DEPTH documents of each list (trec_eval -M; default: whole lists)")
+                        help="evaluate the top DEPTH documents of each list (trec_eval -M; 0: empty lists, as trec_eval; "
+                             "default: whole lists)")
     if complete:
         parser.add_argument("-c", action="store_true",
                             help="average over every qrels topic, a topic missing from a run scoring as an empty ranking "
@@ -105,7 +107,7 @@ def options_of(args, # the parsed command line
     "The run-wide options the command line gives, as one validated `EvalOptions`."
     level = args.l if args.l is not None else (threshold if threshold is not None else DEFAULT_THRESHOLD)
     return EvalOptions(threshold=level, depth=args.depth, complete=getattr(args, "c", False),
-                       trec_eval=getattr(args, "trec_eval", "9"))
+                       trec_eval=getattr(args, "trec_eval", "9"), judged_only=getattr(args, "J", False))
 
 # %% ../nbs/30_cli.ipynb #00e64b10
 def split_measures(tokens, # the `-m` arguments
@@ -454,6 +456,11 @@ def check_options(args, # the parsed command line
                  ) -> None:
     "Refuse options that would do nothing in this command (usage error), and warn of more Dask workers than cores."
     against = getattr(args, "against", None)
+    if getattr(args, "depth", None) == 0 and (getattr(args, "command", None) != "evaluate" or against):
+        raise CliError("-M 0 evaluates empty lists (as trec_eval's -M 0, every value 0): only 'irinnov evaluate' "
+                       "takes it; leave -M out for whole lists", 2)
+    if getattr(args, "J", False) and against:
+        raise CliError("-J acts on 'irinnov evaluate QRELS RUN' (trec_eval's judged documents only), not with --against", 2)
     if getattr(args, "command", None) == "evaluate" and not against:
         given = [o for o, k in (("--test", "test"), ("--alpha", "alpha"), ("--permutations", "permutations"))
                  if getattr(args, k, None) is not None]
@@ -654,6 +661,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="measures, repeated or comma/space-separated (default: official, as trec_eval)")
     e.add_argument("-q", action="store_true", help="also print every query's value (trec_eval -q)")
     e.add_argument("-n", action="store_true", help="no summary: only the per-query values (trec_eval -n)")
+    e.add_argument("-J", action="store_true", help="judged documents only: every list evaluated with its unjudged "
+                   "documents taken out (trec_eval -J)")
     add_options_arguments(e)
     _add_recursive(e)
     e.add_argument("--format", choices=("table", "tsv", "json"), default="table",
@@ -708,6 +717,28 @@ def _error(exc: BaseException) -> str:
     if isinstance(exc, KeyError) and exc.args: return str(exc.args[0])
     return str(exc) or type(exc).__name__
 
+# trec_eval's options irinnov's `evaluate` does not take (its -q -m -c -l -n -M -J and -h are taken), each refused in
+# one line that says why; the long names are trec_eval's too
+TREC_EVAL_ONLY = {
+    "-N": "-N (trec_eval's collection size, read only by utility's fourth coefficient): irinnov computes utility with a "
+          "collection size of 0, as trec_eval without -N",
+    "-R": "-R (trec_eval's qrels formats qrels_jg, prefs, qrels_prefs): QRELS is read in trec_eval's default 'qrels' format",
+    "-T": "-T (trec_eval's results format): RUN files are read as 'trec_results', trec_eval's default",
+    "-Z": "-Z (trec_eval's Z-scores from a file) is not offered",
+    "-o": "-o (trec_eval's obsolete old output format): the output is trec_eval's current layout",
+    "-D": "-D (trec_eval's debug output) is not offered",
+    "-v": "-v (trec_eval's version): 'irinnov --version' prints irinnov's",
+}
+_TREC_EVAL_LONG = {"--Number_docs_in_coll": "-N", "--Rel_info_format": "-R", "--Results_format": "-T", "--Zscore": "-Z",
+                   "--Output_old_results_format": "-o", "--Debug_level": "-D"}
+
+def _refuse_trec_eval_only(argv: list) -> None:
+    "A trec_eval option `evaluate` does not take: a usage error that names it and says why (not argparse's 'unrecognized')."
+    for a in argv:
+        if a == "--": return
+        key = _TREC_EVAL_LONG.get(a.split("=", 1)[0]) or (a[:2] if not a.startswith("--") else None)
+        if key in TREC_EVAL_ONLY: raise CliError(f"{TREC_EVAL_ONLY[key]}; 'irinnov evaluate' does not take it", 2)
+
 GATHERED = ("evaluate", "compare", "reusability")   # the commands whose -m takes one measure a time, gathered from a list
 
 def main(argv=None, # the arguments (default: sys.argv[1:])
@@ -720,6 +751,7 @@ def main(argv=None, # the arguments (default: sys.argv[1:])
             warnings.showwarning = _warn
             first = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
             parser = build_parser()             # (once: building it is most of a light command's own time)
+            if first is not None and argv[first] == "evaluate": _refuse_trec_eval_only(argv[first + 1:])
             if first is not None and argv[first] in GATHERED:      # `-m A B C` before or after the files
                 argv = argv[:first + 1] + _gather_measures(argv[first + 1:], _valued_options(parser, argv[first]))
             args = parser.parse_args(argv)

@@ -99,25 +99,44 @@ DEFAULT_DEPTH = None         # whole lists unless said otherwise (trec_eval's -M
 
 @dataclass(frozen=True)
 class EvalOptions:
-    "The run-wide options of an evaluation, declared and validated once (trec_eval's EPI): relevance level, depth, -c, version."
+    "The run-wide options of an evaluation, declared and validated once (trec_eval's EPI): relevance level, depth, -c, version, -J."
     threshold: int = DEFAULT_THRESHOLD   # relevance level: grade ≥ threshold is relevant (trec_eval's -l; 0 allowed)
-    depth: int | None = DEFAULT_DEPTH    # each list's top `depth` documents (trec_eval's -M; None: whole lists)
+    depth: int | None = DEFAULT_DEPTH    # each list's top `depth` documents (trec_eval's -M; None: whole lists; 0: empty lists)
     complete: bool = False               # average over every qrels topic (trec_eval's -c)
     trec_eval: str = "9"                 # parity target: '9' (trec_eval 9.0.x) or '10' (trec_eval 10.0)
+    judged_only: bool = False            # unjudged documents taken out of every list (trec_eval's -J)
 
     def __post_init__(self):
         object.__setattr__(self, "threshold", check_threshold(self.threshold))
-        object.__setattr__(self, "depth", check_depth(self.depth))
+        empty = _is_int(self.depth) and self.depth == 0          # trec_eval's -M 0: every list empty
+        if _is_int(self.depth) and self.depth < 0:
+            raise ValueError(f"depth: a depth is ≥ 0 (0: every list empty, as trec_eval's -M 0) or None (whole lists), "
+                             f"got {self.depth}")
+        object.__setattr__(self, "depth", 0 if empty else check_depth(self.depth))
         np = sys.modules.get("numpy")              # (a numpy bool exists only if numpy is loaded)
-        if not (isinstance(self.complete, bool) or (np is not None and isinstance(self.complete, np.bool_))):
-            raise TypeError(f"complete: True or False is expected, got {self.complete!r}")
-        object.__setattr__(self, "complete", bool(self.complete))
+        for name in ("complete", "judged_only"):
+            v = getattr(self, name)
+            if not (isinstance(v, bool) or (np is not None and isinstance(v, np.bool_))):
+                raise TypeError(f"{name}: True or False is expected, got {v!r}")
+            object.__setattr__(self, name, bool(v))
         object.__setattr__(self, "trec_eval", check_trec_eval_version(self.trec_eval))
 
     @property
     def score_dtype(self) -> str:
         "How scores are compared: float32 for trec_eval 9.0.x, float64 for 10.0."
         return "float64" if self.trec_eval == "10" else "float32"
+
+    @property
+    def read_depth(self) -> int | None:
+        "The depth to read lists to: `depth`, but 1 for empty lists (a topic a run answered must still be seen)."
+        return 1 if self.depth == 0 else self.depth
+
+    def lists(self, c: "Campaign") -> "Campaign":
+        "The campaign's lists as trec_eval evaluates them: each cut to its top `depth` (0: empty), then judged documents only (-J)."
+        from irinnov.core.campaign import emptied, judged_only
+        if self.depth == 0: return emptied(c)
+        c = c.truncate(self.depth)
+        return judged_only(c, negative=False) if self.judged_only else c
 
 # %% ../nbs/05_conventions.ipynb #7b2c191b
 def judgment_keys(campaign: "Campaign",         # the campaign whose codes these are

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .classic import *
-from .classic import MIN_GEO_MEAN, values_table
+from .classic import MIN_GEO_MEAN, _recall_cut, values_table
 from .conventions import (DEFAULT_THRESHOLD, EvalOptions, QrelsLike, RunsLike, campaign_of, check_threshold,
                                  check_trec_eval_version)
 from .core.read import read_qrels, read_runs
@@ -299,11 +299,28 @@ def _summary(spec: MeasureSpec, table: pd.DataFrame, present: np.ndarray, comple
         if spec.summary == "gm": return np.exp(np.where(on, np.log(np.maximum(v, MIN_GEO_MEAN)), 0.0).sum(1) / n)
         return np.where(on, v, 0.0).sum(1) / n
 
-def _evaluate(c: Campaign, specs: list, complete: bool, version: str):
-    "Score tables, per-query listing mask and summaries of the measures on one campaign."
+def _empty_lists_nan(c: Campaign, present: np.ndarray, spec: MeasureSpec, table: pd.DataFrame, version: str) -> pd.DataFrame:
+    "trec_eval's iprec_at_recall and 11pt_avg of a list left empty (-M 0, -J): 0/0 precision at each level cut at 0 relevant documents and below."
+    if spec.kind not in ("IPrec", "11pt_avg"): return table
+    empty = present & (c.lengths == 0)
+    if not empty.any(): return table
+    kw = spec.kw
+    levels = [kw["recall"]] if spec.kind == "IPrec" else list(kw["levels"])
+    cuts = np.stack([_recall_cut(p, c.n_relevant(kw["threshold"]), version) for p in levels])   # (L, Q)
+    # trec_eval walks the levels from the last while their cut exceeds the 0 relevant retrieved; that level and those
+    # before it get the interpolated precision 0/0: a topic with a level cut at 0 has nan (11pt_avg: in its sum)
+    nan_q = (cuts <= 0).any(0)
+    v = table.to_numpy(dtype=np.float64, copy=True)
+    v[empty & nan_q[None, :]] = np.nan
+    out = pd.DataFrame(v, index=table.index, columns=table.columns)
+    out.attrs = dict(table.attrs)
+    return out
+
+def _evaluate(c: Campaign, specs: list, complete: bool, version: str, present: np.ndarray | None = None):
+    "Score tables, per-query listing mask and summaries of the measures on one campaign (`present`: the topics each run answered, before its lists were cut or condensed)."
     specs = [s for s in specs if s.kind != "runid"]
-    tables = [spec_table(c, s, version) for s in specs]
-    present = c.lengths > 0                                  # (S, Q): the system has a list for the qrels topic
+    if present is None: present = c.lengths > 0              # (S, Q): the system has a list for the qrels topic
+    tables = [_empty_lists_nan(c, present, s, spec_table(c, s, version), version) for s in specs]
     check_coverage(present, c.systems, complete=complete, stacklevel=4)
     listed = present | (complete and version == "10")        # trec_eval 10.0 -c -q also lists the missing topics
     sums = summarize(specs, tables, present, complete, int((c.judged_grades()[2] > 0).sum()), c.systems)
@@ -329,15 +346,17 @@ def evaluate(runs: RunsLike, # a Campaign, or runs (with `qrels`)
              per_topic: bool = False, # a (system, topic) row per topic trec_eval lists instead of the means
              complete: bool = True, # average over every qrels topic (trec_eval -c)
              threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
-             depth: int | None = None, # the top documents of each list (trec_eval's -M; None: whole lists)
+             depth: int | None = None, # the top documents of each list (trec_eval's -M; None: whole lists; 0: empty lists)
              trec_eval_version="9", # '9' (trec_eval 9.0.x) or '10': how trec_eval's measures order tied scores
+             judged_only: bool = False, # unjudged documents taken out of every list (trec_eval's -J)
             ) -> pd.DataFrame:
     "System values of the named measures, averaged as trec_eval does (with `per_topic=True`: the topics it lists)."
     version = check_trec_eval_version(trec_eval_version)
     qrels, measures = _measures_given_as_qrels(runs, qrels, measures)
-    specs, tables, listed, sums = _evaluate(_campaign(runs, qrels, version, "evaluate").truncate(depth),
-                                            expand_measures(measures, threshold=threshold, trec_eval_version=version),
-                                            complete, version)
+    opts = EvalOptions(threshold=threshold, depth=depth, complete=complete, trec_eval=version, judged_only=judged_only)
+    c = _campaign(runs, qrels, version, "evaluate")
+    specs, tables, listed, sums = _evaluate(opts.lists(c), expand_measures(measures, threshold=threshold,
+                                            trec_eval_version=version), complete, version, present=c.lengths > 0)
     if not per_topic: return sums
     keep = [(s, t) for s, t in zip(specs, tables) if s.per_query]
     out = pd.concat([t.stack() for _, t in keep], axis=1, keys=[s.name for s, _ in keep])
@@ -352,15 +371,17 @@ def trec_eval_records(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                       summary: bool = True, # the `all` lines
                       complete: bool = False, # average over every qrels topic (trec_eval -c)
                       threshold: int = DEFAULT_THRESHOLD, # the relevance level: grade ≥ threshold is relevant (trec_eval's -l)
-                      depth: int | None = None, # the top documents of each list (trec_eval's -M; None: whole lists)
+                      depth: int | None = None, # the top documents of each list (trec_eval's -M; None: whole lists; 0: empty lists)
                       trec_eval_version="9", # '9' (trec_eval 9.0.x) or '10': how trec_eval's measures order tied scores
+                      judged_only: bool = False, # unjudged documents taken out of every list (trec_eval's -J)
                      ) -> pd.DataFrame:
     "trec_eval's output as a table (system, measure, query or `all`, value, integer), in trec_eval's order."
     version = check_trec_eval_version(trec_eval_version)
     qrels, measures = _measures_given_as_qrels(runs, qrels, measures)
-    c = _campaign(runs, qrels, version, "trec_eval_records").truncate(depth)
+    opts = EvalOptions(threshold=threshold, depth=depth, complete=complete, trec_eval=version, judged_only=judged_only)
+    c = _campaign(runs, qrels, version, "trec_eval_records")
     all_specs = expand_measures(measures, threshold=threshold, trec_eval_version=version)
-    specs, tables, listed, sums = _evaluate(c, all_specs, complete, version)
+    specs, tables, listed, sums = _evaluate(opts.lists(c), all_specs, complete, version, present=c.lengths > 0)
     return records(c.systems, c.topics, specs, tables, listed, sums, per_query=per_query, summary=summary,
                     runid=any(s.kind == "runid" for s in all_specs))
 
@@ -411,15 +432,15 @@ def evaluate_files(runs, # run files (paths), or anything `irinnov.trec.prepare_
                   ) -> tuple:
     "trec_eval's records of the classic measures (or None) and a score table per other measure, from run files read a batch at a time."
     from irinnov.core.encode import prepare_files
-    c = prepare_files(runs, qrels, score_dtype=options.score_dtype, depth=options.depth, tag=tag,
+    c = prepare_files(runs, qrels, score_dtype=options.score_dtype, depth=options.read_depth, tag=tag,
                       comments=options.trec_eval == "10", ragged=True)
     for m in innovation:
         if m.family in ("novelty", "rpp") and len(c.systems) < 2:
             raise ValueError(f"{m.name} compares each run with the others: give at least two runs")
     recs = trec_eval_records(c, measures=list(classic), per_query=per_query, summary=True,
-                                     complete=options.complete, threshold=options.threshold,
-                                     trec_eval_version=options.trec_eval) if classic else None
-    if innovation: c = c.dense()    # (the five methods read every list from the dense arrays)
+                                     complete=options.complete, threshold=options.threshold, depth=options.depth,
+                                     judged_only=options.judged_only, trec_eval_version=options.trec_eval) if classic else None
+    if innovation: c = options.lists(c.dense())    # (the five methods read every list from the dense arrays)
     undefined = [m.name for m in innovation if not c.evaluated(m.opts.get("rel", options.threshold)).any()]
     if undefined:                   # said once for them all, not once per measure
         warnings.warn(f"no qrels topic has a document relevant at the level of {', '.join(undefined)}: "

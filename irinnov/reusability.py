@@ -14,13 +14,13 @@ import pandas as pd
 
 from .conventions import QrelsLike, RunsLike, campaign_of, check_cutoff, judgment_keys, kendall_tau_b
 from .core.arrays import NO_GRADE, PAD
-from .core.campaign import Campaign
+from .core.campaign import Campaign, judged_only   # (Sakai's condensed lists, where trec_eval's -J finds them too)
 from .core.read import progress as _progress
 from .measures import Measure, parse_measure
 
 # %% auto #0
-__all__ = ['DEFAULT_POOL_DEPTH', 'MEASURES', 'RUN_LOCAL', 'team_map', 'teams_of', 'unique_contributions', 'judged_only',
-           'Reusability', 'leave_one_team_out']
+__all__ = ['DEFAULT_POOL_DEPTH', 'MEASURES', 'RUN_LOCAL', 'team_map', 'teams_of', 'unique_contributions', 'Reusability',
+           'leave_one_team_out']
 
 # %% ../nbs/23_reusability.ipynb #d4ee1d48
 DEFAULT_POOL_DEPTH = 10                       # the pool depth d of a leave-one-team-out analysis
@@ -85,19 +85,6 @@ def _owner(keys: np.ndarray, owners: np.ndarray, probe: np.ndarray) -> np.ndarra
     return np.where((keys[i] == probe) & (probe >= 0), owners[i], -1).astype(np.int32)
 
 # %% ../nbs/23_reusability.ipynb #da8e6469
-def judged_only(c: Campaign, # an encoded campaign
-               ) -> Campaign:
-    "Sakai's condensed lists: every list with its unjudged documents taken out, the judged ones moved up."
-    judged = c.grades != NO_GRADE
-    order = np.argsort(~judged, axis=2, kind="stable")          # judged first, each group in rank order
-    n = judged.sum(axis=2)
-    D = max(int(n.max()) if n.size else 0, 1)
-    order = order[:, :, :D]
-    keep = np.arange(D)[None, None, :] < n[:, :, None]
-    take = lambda a, pad: np.where(keep, np.take_along_axis(a, order, axis=2), pad)
-    return replace(c, docs=take(c.docs, PAD).astype(c.docs.dtype), grades=take(c.grades, NO_GRADE).astype(c.grades.dtype),
-                   scores=take(c.scores, np.nan), lengths=n.astype(c.lengths.dtype), runs_fn=None, overflow=())
-
 def _reduced(c: Campaign, owner: np.ndarray, qowner: np.ndarray, t: int, systems: np.ndarray, topics: np.ndarray) -> Campaign:
     "Some systems and topics of the campaign, judged without team t's unique judgments (they become unjudged)."
     sub = replace(c, qrels=c.qrels[qowner != t]).subset(systems=systems, topics=topics)

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from .conventions import DEFAULT_THRESHOLD, EvalOptions, QrelsLike, RunsLike
 from .measures import Measure, parse_measure
+from .metrics import check_coverage
 from .report.model import CampaignReport
 from .core.read import (
     RUN_COLUMNS, TrecFormatError, mark_unique, run_file_paths, as_qrels, as_runs, read_qrels, read_run,
@@ -316,6 +317,7 @@ class CampaignSummary:
     topics: np.ndarray
     depth: int
     qrels: pd.DataFrame
+    lengths: np.ndarray | None = None   # (S, Q): > 0 where the system answered the topic (its list's length, up to 1)
 
     def n_relevant(self, threshold: int = 1) -> np.ndarray:
         "Relevant documents per topic in the qrels (the largest grade over subtopics), as `Campaign.n_relevant`."
@@ -329,6 +331,11 @@ class CampaignSummary:
 
     def __repr__(self):
         return f"CampaignSummary({len(self.systems)} systems × {len(self.topics)} topics × depth {self.depth}, {len(self.qrels)} judgments)"
+
+def _report_tables(c: Campaign, depth: int | None, measures: list) -> tuple:
+    "`_tables` for the report, and which topics each system answered (for the coverage check)."
+    tables, caught = _tables(c, depth, measures)
+    return tables, caught, pd.DataFrame(c.lengths > 0, index=c.systems.astype(str), columns=c.topics.astype(str))
 
 def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob), or a runs DataFrame
                             qrels: QrelsLike, # a qrels file or DataFrame
@@ -367,9 +374,13 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
         if ref.name not in [s.name for s in specs]: specs.insert(0, ref)
         coverage = _measures([f"Judged@{j}" for j in (10, 100)], threshold)   # pool coverage, per topic like every measure
         coverage_names = [m.name for m in coverage]
-        parts = map_shards(sr, _tables, client=client, progress=progress, depth=depth, measures=specs + coverage)
+        parts = map_shards(sr, _report_tables, client=client, progress=progress, depth=depth, measures=specs + coverage)
     finally:
         sr.remove()
+    answered = pd.concat([p[2] for p in parts], axis=1)
+    answered = answered[sorted(answered.columns)]                       # the one-process order: topics as strings
+    check_coverage(answered.to_numpy(), answered.index, stacklevel=3)   # as in one process: no common topic refused, lacks said
+    parts = [p[:2] for p in parts]
     for category, message in dict.fromkeys(w for _, ws in parts for w in ws):
         warnings.warn(message, category, stacklevel=2)
     tables, orderings = {}, {}
@@ -392,8 +403,10 @@ def campaign_report_sharded(runs: RunsLike, # run files (list, directory or glob
         meta.index = meta.index.astype(str).rename("system")
         meta = meta.reindex(systems)
     q = _as_qrels(qrels)
-    summary = CampaignSummary(np.asarray(sr.systems, dtype=object), np.array(sorted(pd.unique(q["query"].astype(str))), dtype=object),
-                              D, q)
+    topics = np.array(sorted(pd.unique(q["query"].astype(str))), dtype=object)
+    summary = CampaignSummary(np.asarray(sr.systems, dtype=object), topics, D, q,
+                              answered.reindex(index=np.asarray(sr.systems).astype(str), columns=topics.astype(str),
+                                               fill_value=False).to_numpy().astype(np.int64))
     params = dict(measures=names, reference=ref.name, official=[], threshold=threshold, k=k, alphas=tuple(alphas), pad_to=pad,
                   mc4=mc4, tests=tuple(tests), alpha=alpha, B=B, trials=trials, seed=seed, team_rarity=False, team_families=())
     coverage = pd.DataFrame({n: _concat([p[n] for p, _ in parts]).mean(axis=1) for n in coverage_names})
@@ -407,10 +420,12 @@ def _trec_eval_parts(c: Campaign, classic: list, innovation: list, options: Eval
     from irinnov import metrics
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        c = c.truncate(options.depth)
+        answered = c.lengths > 0                   # the topics each run answered, before -M and -J act on its lists
+        c = options.lists(c)
         specs = [s for s in metrics.expand_measures(classic, threshold=options.threshold) if s.kind != "runid"]
-        tables = [metrics.spec_table(c, s, options.trec_eval) for s in specs]
-        present = pd.DataFrame(c.lengths > 0, index=c.systems.astype(str), columns=c.topics.astype(str))
+        tables = [metrics._empty_lists_nan(c, answered, s, metrics.spec_table(c, s, options.trec_eval), options.trec_eval)
+                  for s in specs]
+        present = pd.DataFrame(answered, index=c.systems.astype(str), columns=c.topics.astype(str))
         n_rel = int((c.judged_grades()[2] > 0).sum())
         other = {m.name: m(c) for m in innovation}
     return tables, present, n_rel, other, [(w.category, str(w.message)) for w in caught]

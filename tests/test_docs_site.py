@@ -219,3 +219,18 @@ def test_search_box_finds_sections(site, served, browser):
     assert page.locator("#irinnov-hits li").inner_text() == "no match"
     page.close()
     assert console == []
+
+
+def test_no_build_notes_in_shown_cells():
+    "No cell a page shows (prose, code, or a code cell's text output) names a build switch or a test file: hidden cells (`#| hide`, `include: false`, test-only) may."
+    import nbformat
+    from docsite import _is_test_only
+    shown = []
+    for path in sorted((ROOT / "nbs").glob("*.ipynb")):
+        for i, c in enumerate(nbformat.read(path, as_version=4).cells):
+            opts = {l.strip() for l in c.source.splitlines() if l.startswith("#|")}
+            if c.cell_type == "raw" or "#| hide" in opts or "#| include: false" in opts or _is_test_only(c): continue
+            texts = [] if "#| echo: false" in opts else [c.source]
+            texts += ["".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")) for o in c.get("outputs", [])]
+            shown += [f"{path.name} cell {i}: {m.group(0)}" for t in texts for m in _BUILD_NOTES.finditer(t)]
+    assert not shown, shown

@@ -132,9 +132,11 @@ def test_report_takes_the_level(tmp_path):
 
 
 def test_one_rule_for_the_options():
-    "EvalOptions holds trec_eval's rule (levels from 0, depth >= 1 or whole lists), with the argument named."
+    "EvalOptions holds trec_eval's rule (levels from 0, depth >= 0 or whole lists: 0 empties every list), with the argument named."
     assert EvalOptions(threshold=0).threshold == 0 and EvalOptions(depth=None).depth is None
-    for kw, msg in (({"threshold": -1}, "threshold"), ({"threshold": 1.5}, "threshold"), ({"depth": 0}, "depth"),
+    assert EvalOptions(depth=0).depth == 0 and EvalOptions(judged_only=True).judged_only
+    for kw, msg in (({"threshold": -1}, "threshold"), ({"threshold": 1.5}, "threshold"), ({"depth": -1}, "depth"),
+                    ({"judged_only": "yes"}, "judged_only"),
                     ({"trec_eval": "8"}, "trec_eval_version"), ({"complete": 1}, "complete")):
         with pytest.raises((TypeError, ValueError), match=msg): EvalOptions(**kw)
     with pytest.raises(Exception): EvalOptions().threshold = 2          # frozen: passed down, never changed on the way

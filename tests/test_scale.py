@@ -320,3 +320,39 @@ def test_many_qrels_topics(loopback, tmp_path):
     assert_same(ref, got)
     try: assert sr.depth == 2          # the read tasks saw the qrels topics (the depth is that of judged topics)
     finally: sr.remove()
+
+
+def _coverage_runs(with_stranger: bool):
+    "Three runs on 4 qrels topics: B lacks q3 and q4; with_stranger: C answers only a topic the qrels do not hold."
+    import pandas as pd
+    rows = []
+    for s, topics in (("A", ["q1", "q2", "q3", "q4"]), ("B", ["q1", "q2"]), ("C", ["zz"] if with_stranger else ["q1", "q2", "q3", "q4"])):
+        for q in topics:
+            for r, d in enumerate(["d1", "d2", "d3"] if s != "C" else ["d3", "d2", "d1"]):
+                rows.append((s, q, d, float(10 - r)))
+    runs = pd.DataFrame(rows, columns=["system", "query", "doc", "score"])
+    qrels = pd.DataFrame([(q, d, g) for q in ["q1", "q2", "q3", "q4"] for d, g in (("d1", 1), ("d2", 0), ("d3", 2))],
+                         columns=["query", "doc", "grade"])
+    return runs, qrels
+
+
+def test_report_sharded_checks_coverage_as_one_process(tmp_path):
+    "The Dask report refuses a run sharing no topic with the qrels and says how many topics a run lacks, as one process does."
+    from irinnov.metrics import NoCommonTopicError, PartialTopicsWarning
+    from irinnov.report import campaign_report, write_report
+    kw = dict(measures=["AP", "P@2"], B=20, trials=10, seed=0)
+    runs, qrels = _coverage_runs(True)
+    with pytest.raises(NoCommonTopicError) as one:
+        campaign_report(runs, qrels, **kw)
+    with scale.dask_client(workers=1, memory_limit="1GB") as client:
+        with pytest.raises(NoCommonTopicError) as sharded:
+            scale.campaign_report_sharded(runs, qrels, client=client, n_shards=2, **kw)
+        assert str(sharded.value) == str(one.value) and "'C' shares no topic" in str(sharded.value)
+        runs, qrels = _coverage_runs(False)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rep = scale.campaign_report_sharded(runs, qrels, client=client, n_shards=2, **kw)
+    said = [str(w.message) for w in caught if issubclass(w.category, PartialTopicsWarning)]
+    assert len(said) == 1 and "'B' lacks 2" in said[0]
+    html = write_report(rep, out_dir=tmp_path / "r", title="t").read_text()
+    assert "1 run returns nothing for some of the 4 evaluated topics (they score 0 there): B (2)" in html

@@ -1,5 +1,5 @@
 """`irinnov evaluate` against trec_eval 9.0.8 and 10.0 themselves, line for line, over many `-m` combinations and
-flags (official, all_trec, measures with parameters, repeated -m, -q, -c, -n, -l, -M): stdout equal to the binary's,
+flags (official, all_trec, measures with parameters, repeated -m, -q, -c, -n, -l, -M, -M 0, -J): stdout equal to the binary's,
 except the lines of measures irinnov does not compute (said on stderr)."""
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def test_readme_example_in_a_subprocess(binaries, version, measures):
     assert me.returncode == 0 and me.stdout.splitlines() == want
 
 
-FLAGS = [[], ["-q"], ["-c"], ["-q", "-c"], ["-n", "-q"], ["-l2"], ["-q", "-l0"], ["-M10"], ["-q", "-c", "-M3"]]
+FLAGS = [[], ["-q"], ["-c"], ["-q", "-c"], ["-n", "-q"], ["-l2"], ["-q", "-l0"], ["-M10"], ["-q", "-c", "-M3"],
+         ["-q", "-M0"], ["-q", "-c", "-M", "0"], ["-q", "-J"], ["-q", "-c", "-J", "-M3"]]
 
 
 @pytest.fixture(scope="module")
@@ -169,3 +170,42 @@ def test_level_0_is_accepted(binaries):
     te, me = both(binaries["9"], "9", ["-l", "0"], ["official"], TEST / "qrels.test", TEST / "results.test",
                   subprocess_cli=True)
     assert me.returncode == 0 and me.stdout == te.stdout
+
+
+@pytest.mark.parametrize("flags", [["-M", "0"], ["-M0", "-c", "-q"], ["-J", "-q"], ["-J", "-c", "-q", "-M", "5"]])
+def test_empty_and_judged_only_lists_on_trec_dl(binaries, flags, tmp_path):
+    "-M 0 (every list empty: map 0.0000, iprec_at_recall_0.00 0/0 printed -nan) and -J on TREC DL 2020 runs, both versions."
+    from irinnov import datasets
+    try: root = datasets.fetch("trec-dl-2020-passage")
+    except Exception as e: pytest.skip(f"no TREC DL 2020 copy: {e}")
+    qrels = next(root.rglob("qrels.dl20-passage.txt"))
+    runs = sorted(root.rglob("dl-20-official-input.p_bm25.gz"))[:1] + sorted(root.rglob("dl-20-official-input.bert_6.gz"))[:1]
+    assert len(runs) == 2
+    for version in ("9", "10"):
+        for gz in runs:
+            import gzip
+            run = tmp_path / gz.stem
+            run.write_bytes(gzip.decompress(gz.read_bytes()))
+            te, me = both(binaries[version], version, flags, ["all_trec"], qrels, run)
+            want = [l for l in te.stdout.splitlines() if l.split("\t")[0].strip() not in NOT_COMPUTED]
+            assert te.returncode == 0 and me.returncode == 0, me.stderr
+            assert me.stdout.splitlines() == want, (version, gz.name, flags)
+            if "-M0" in flags or flags[:2] == ["-M", "0"]:
+                assert "map                   \tall\t0.0000" in me.stdout and "iprec_at_recall_0.00  \tall\t  -nan" in me.stdout
+
+
+@pytest.mark.parametrize("flag", ["-N", "-R", "-T", "-Z", "-o", "-D", "-v"])
+def test_trec_eval_options_not_taken_are_refused_in_one_line(flag):
+    "trec_eval's other options: one line naming the option and why, exit 2, nothing on stdout, no traceback."
+    args = [flag] + ([] if flag in ("-o", "-v") else ["1"])
+    me = subprocess.run([*IRINNOV, "evaluate", *args, "-m", "map", str(TEST / "qrels.test"), str(TEST / "results.test")],
+                        capture_output=True, text=True)
+    assert me.returncode == 2 and me.stdout == ""
+    assert me.stderr.startswith(f"irinnov: error: {flag} (trec_eval's") and me.stderr.count("\n") == 1
+
+
+def test_empty_lists_are_evaluate_only(tmp_path):
+    "-M 0 in compare (every value 0) is refused in one line, not a leaderboard of zeros."
+    me = subprocess.run([*IRINNOV, "compare", "-M", "0", str(TEST / "qrels.test"), str(TEST / "results.test")],
+                        capture_output=True, text=True)
+    assert me.returncode == 2 and "-M 0" in me.stderr and me.stderr.count("\n") == 1

@@ -18,7 +18,7 @@ from .arrays import (
     _no_common_topics, _place, _ragged_cap)
 
 # %% auto #0
-__all__ = ['UndefinedMeasureWarning', 'Campaign', 'LongLists', 'name_indices']
+__all__ = ['UndefinedMeasureWarning', 'Campaign', 'LongLists', 'name_indices', 'judged_only', 'emptied']
 
 # %% ../../nbs/00d_campaign.ipynb #82b48fc5
 class UndefinedMeasureWarning(UserWarning):
@@ -310,3 +310,27 @@ def name_indices(names: np.ndarray,  # the campaign's names (systems or topics)
     if (idx < 0).any():
         raise ValueError(f"unknown {what}(s): {[w for w, i in zip(wanted, idx) if i < 0][:5]}")
     return idx
+
+# %% ../../nbs/00d_campaign.ipynb #a3134093
+def judged_only(c: Campaign, # an encoded campaign
+                *, negative: bool = True, # a negative grade counts as judged (the Web tracks' junk, -2); trec_eval's -J: False
+               ) -> Campaign:
+    "Sakai's condensed lists (trec_eval's -J): every list with its unjudged documents taken out, the judged ones moved up."
+    c = c.dense()                                               # (a ragged campaign's long lists in the arrays)
+    judged = c.grades != NO_GRADE if negative else c.grades >= 0   # trec_eval reads a negative grade as pooled, unjudged
+    order = np.argsort(~judged, axis=2, kind="stable")          # judged first, each group in rank order
+    n = judged.sum(axis=2)
+    D = max(int(n.max()) if n.size else 0, 1)
+    order = order[:, :, :D]
+    keep = np.arange(D)[None, None, :] < n[:, :, None]
+    take = lambda a, pad: np.where(keep, np.take_along_axis(a, order, axis=2), pad)
+    return replace(c, docs=take(c.docs, PAD).astype(c.docs.dtype), grades=take(c.grades, NO_GRADE).astype(c.grades.dtype),
+                   scores=take(c.scores, np.nan), lengths=n.astype(c.lengths.dtype), runs_fn=None, overflow=())
+
+def emptied(c: Campaign, # an encoded campaign
+           ) -> Campaign:
+    "The campaign with every list empty (trec_eval's -M 0): the same systems, topics and qrels, no document retrieved."
+    S, Q = c.lengths.shape
+    return replace(c, docs=np.full((S, Q, 1), PAD, c.docs.dtype), grades=np.full((S, Q, 1), NO_GRADE, c.grades.dtype),
+                   scores=np.full((S, Q, 1), np.nan, c.scores.dtype), lengths=np.zeros_like(c.lengths), runs_fn=None,
+                   overflow=())

@@ -38,7 +38,7 @@ def _lazy(module: str, # "meta" or "rpp"
          ) -> Callable:
     "`irinnov.<module>.<name>`, imported on first call: `irinnov evaluate -m AP` need not import scipy.stats."
     def call(*args, **kw):
-        from irinnov import meta, rpp           # named here, so that the import graph (tests/test_architecture.py) holds them
+        from irinnov import meta, rpp           # named here, so that the import graph the architecture test reads holds them
         return getattr({"meta": meta, "rpp": rpp}[module], name)(*args, **kw)
     call.__name__ = name
     return call
