@@ -13,6 +13,7 @@ from .. import metrics as M
 from ..rpp import mc4, preference_family, win_rate
 from ..conventions import kendall_tau_b, round_significant
 from ..core.campaign import Campaign
+from ..core.read import progress
 
 # %% auto #0
 __all__ = ['tau_scores', 'ordering_correlations', 'discriminative_power_table', 'robustness']
@@ -64,13 +65,13 @@ def robustness(c: Campaign, # the campaign
     full = orderings(full_wins, full_scores)
     n = next(iter(full_wins.values())).shape[1]
     rows = []
-    for trial in range(subsets):
+    for trial in progress(range(subsets), desc="topic subsets"):
         perm = np.random.default_rng(trial).permutation(n)
         for k in ks:
             sub = orderings(full_wins, full_scores, np.sort(perm[:k]))
             rows += [{"measure": name, "k": k, "trial": trial, "tau": tau(full[name], v)} for name, v in sub.items()]
     topics, rows = pd.DataFrame(rows), []
-    for trial in range(draws):
+    for trial in progress(range(draws), desc="judgment draws"):
         for f in fractions:
             cc = meta.drop_judgments(c, f, seed=trial)
             sub = orderings(family_wins(cc), base_scores(cc))
