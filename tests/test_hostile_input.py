@@ -553,7 +553,7 @@ def test_a_measure_over_no_topic_is_said_once(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines() == ["irinnov: warning: no qrels topic has a document relevant at the level of U, RPP, ASL, "
                                      "RIC, P@10_rareness(alpha=1): they are averaged over no topic and undefined (nan)"]
-    assert "map                   \tall\t0.0000" in r.stdout and "U                     \tall\tnan" in r.stdout
+    assert "map                   \tall\t0.0000" in r.stdout and "U                     \tall\t  -nan" in r.stdout
     c = prepare(rd, tmp_path / "q")
     with pytest.warns(UndefinedMeasureWarning, match="no qrels topic has a document of grade ≥ 1"):
         assert precision_rareness(c, k=10).shape == (5, 0)
