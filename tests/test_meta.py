@@ -318,13 +318,17 @@ def test_randomized_tukey_preference_matches_loop_reference():
     for a, b in itertools.combinations(range(S), 2):
         v = rng.uniform(-1, 1, n)
         P[:, a, b], P[:, b, a] = v, -v
-    names = list("ABCD")
-    idx = list(itertools.combinations(range(S), 2))
+    _assert_pref_hsd_matches_loop(P, list("ABCD"), B=120, seed=9)
+
+
+def _assert_pref_hsd_matches_loop(P, names, *, B, seed):
+    "The preference table of the (topics, S, S) tensor P: its randomized HSD p-values equal the literal loop's."
+    idx = list(itertools.combinations(range(P.shape[1]), 2))
     pref = pd.DataFrame([P[:, a, b] for a, b in idx],
                         index=pd.MultiIndex.from_tuples([(names[a], names[b]) for a, b in idx]),
-                        columns=[f"q{j}" for j in range(n)])
-    got = pairwise_pvalues(pref, test="randomized-tukey", B=120, seed=9).to_numpy()
-    exp = randomized_pref_loop(P, 120, 9)
+                        columns=[f"q{j}" for j in range(P.shape[0])])
+    got = pairwise_pvalues(pref, test="randomized-tukey", B=B, seed=seed).to_numpy()
+    exp = randomized_pref_loop(P, B, seed)
     assert np.array_equal(np.nan_to_num(got, nan=-1), np.nan_to_num(exp, nan=-1))
 
 
@@ -333,17 +337,10 @@ def test_randomized_tukey_preference_matches_loop_reference_many_systems(S):
     rng = np.random.default_rng(S)
     n = 3
     P = np.zeros((n, S, S))
-    idx = list(itertools.combinations(range(S), 2))
-    for a, b in idx:
+    for a, b in itertools.combinations(range(S), 2):
         v = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], n)
         P[:, a, b], P[:, b, a] = v, -v
-    names = [f"s{k:02d}" for k in range(S)]
-    pref = pd.DataFrame([P[:, a, b] for a, b in idx],
-                        index=pd.MultiIndex.from_tuples([(names[a], names[b]) for a, b in idx]),
-                        columns=[f"q{j}" for j in range(n)])
-    got = pairwise_pvalues(pref, test="randomized-tukey", B=40, seed=3).to_numpy()
-    exp = randomized_pref_loop(P, 40, 3)
-    assert np.array_equal(np.nan_to_num(got, nan=-1), np.nan_to_num(exp, nan=-1))
+    _assert_pref_hsd_matches_loop(P, [f"s{k:02d}" for k in range(S)], B=40, seed=3)
 
 
 # --------------------------------------------------------------------------- bootstrap
