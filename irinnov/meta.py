@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 import pandas as pd
 from scipy import special, stats
 from scipy.interpolate import CubicSpline
@@ -290,27 +291,32 @@ def _randomized_tukey_scores(X: np.ndarray, ia, ib, B: int, seed) -> np.ndarray:
     tol = 1e-12 * max(1.0, np.abs(X).max())
     return _exceed_fraction(ranges, np.abs(m[ia] - m[ib]), tol)
 
-_SMALL = 1 << 10   # S × S at most this: each topic relabels a whole chunk of trials at once
+_CELLS = 1 << 17   # entries of one block's gathered array: trials × cells per trial
 
 def _randomized_tukey_prefs(P: np.ndarray, ia, ib, B: int, seed) -> np.ndarray:
     n, S, _ = P.shape
     rng = np.random.default_rng(seed)
+    flat = P.reshape(n, S * S)
+    # cell (d, i) of a trial is the pair (i, i + d mod S). Antisymmetric P: |M[a, b]| = |M[b, a]| and a zero diagonal, so
+    # d = 1..⌊S/2⌋ holds every unordered pair (twice only at d = S/2, S even); any other P: d = 0..S−1, every entry.
+    d0, d1 = (1, max(2, S // 2 + 1)) if np.array_equal(P, -P.transpose(0, 2, 1)) else (0, S)
+    step = max(1, _CELLS // ((d1 - d0) * S))     # trials per block
+    M_, idx_, val_ = np.empty((step, d1 - d0, S)), np.empty((step, d1 - d0, S), np.intp), np.empty((step, d1 - d0, S))
     stat = np.empty(B)
     i = 0
     for perm in _perm_chunks(rng, B, n, S):
-        if S * S <= _SMALL:                      # few systems: per topic, one gather over the chunk's trials (same sums, same order)
-            M = np.zeros((len(perm), S, S))
-            for q in range(n):
-                M += P[q].reshape(-1).take(perm[:, q, :, None] * S + perm[:, q, None, :])
-            stat[i:i + len(M)] = np.abs(M).max(axis=(1, 2)) / n
-            i += len(M)
-            continue
-        for trial in perm:                       # many: a loop over trials and topics; each step relabels one S × S matrix
-            M = np.zeros((S, S))
-            for q in range(n):
-                M += P[q].take(trial[q], 0).take(trial[q], 1)
-            stat[i] = np.abs(M).max() / n
-            i += 1
+        rows = perm * S
+        win = sliding_window_view(np.concatenate([perm, perm], axis=2), S, axis=2)[:, :, d0:d1]   # [t, q, d, i] = perm[t, q, (i + d) mod S]
+        for s in range(0, len(perm), step):
+            b = min(step, len(perm) - s)
+            M, idx, val = M_[:b], idx_[:b], val_[:b]
+            M[...] = 0.0
+            for q in range(n):                   # topic by topic, in order: each entry is the literal loop's sum, bit for bit
+                np.add(rows[s:s + b, q, None, :], win[s:s + b, q], out=idx)
+                flat[q].take(idx, out=val, mode="wrap")   # indices are in range: "wrap" only skips numpy's buffered bounds check
+                M += val
+            stat[i:i + b] = np.abs(M).max(axis=(1, 2)) / n
+            i += b
     obs = np.abs(P.mean(0)[ia, ib])
     tol = 1e-12 * max(1.0, np.abs(P).max())
     return _exceed_fraction(stat, obs, tol)

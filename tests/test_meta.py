@@ -321,9 +321,11 @@ def test_randomized_tukey_preference_matches_loop_reference():
     _assert_pref_hsd_matches_loop(P, list("ABCD"), B=120, seed=9)
 
 
-def _assert_pref_hsd_matches_loop(P, names, *, B, seed):
-    "The preference table of the (topics, S, S) tensor P: its randomized HSD p-values equal the literal loop's."
-    idx = list(itertools.combinations(range(P.shape[1]), 2))
+def _assert_pref_hsd_matches_loop(P, names, *, B, seed, ordered=False):
+    """The preference table of the (topics, S, S) tensor P: its randomized HSD p-values equal the literal loop's.
+    ordered: one row per ordered pair (a, b), a != b, so that P need not be antisymmetric; else one row per a < b."""
+    S = P.shape[1]
+    idx = list(itertools.permutations(range(S), 2) if ordered else itertools.combinations(range(S), 2))
     pref = pd.DataFrame([P[:, a, b] for a, b in idx],
                         index=pd.MultiIndex.from_tuples([(names[a], names[b]) for a, b in idx]),
                         columns=[f"q{j}" for j in range(P.shape[0])])
@@ -332,15 +334,51 @@ def _assert_pref_hsd_matches_loop(P, names, *, B, seed):
     assert np.array_equal(np.nan_to_num(got, nan=-1), np.nan_to_num(exp, nan=-1))
 
 
-@pytest.mark.parametrize("S", [32, 33])   # the two sides of the kernel's switch from a gather per topic to a loop per trial
-def test_randomized_tukey_preference_matches_loop_reference_many_systems(S):
-    rng = np.random.default_rng(S)
-    n = 3
+def _antisymmetric(S, n, draw):
     P = np.zeros((n, S, S))
     for a, b in itertools.combinations(range(S), 2):
-        v = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], n)
+        v = draw(n)
         P[:, a, b], P[:, b, a] = v, -v
-    _assert_pref_hsd_matches_loop(P, [f"s{k:02d}" for k in range(S)], B=40, seed=3)
+    return P
+
+
+@pytest.mark.parametrize("real", [False, True])   # grades of ±1/2 and ±1 (with ties of the maximum), or uniform reals
+@pytest.mark.parametrize("S", [2, 3, 33, 60])     # even and odd S (the kernel's pairs (i, i + d mod S)); 60: a block < a chunk
+def test_randomized_tukey_preference_matches_loop_reference_many_systems(S, real):
+    rng = np.random.default_rng(S)
+    draw = (lambda n: rng.uniform(-1, 1, n)) if real else (lambda n: rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], n))
+    _assert_pref_hsd_matches_loop(_antisymmetric(S, 3, draw), [f"s{k:02d}" for k in range(S)], B=40, seed=3)
+
+
+def test_randomized_tukey_preference_blocks_within_and_across_chunks():
+    "60 systems, 3 topics: blocks of 72 trials, so the first chunk of 100 trials is split in two."
+    rng = np.random.default_rng(60)
+    P = _antisymmetric(60, 3, lambda n: rng.uniform(-1, 1, n))
+    _assert_pref_hsd_matches_loop(P, [f"s{k:02d}" for k in range(60)], B=150, seed=4)
+
+
+@pytest.mark.parametrize("cells", [1, 7, 24, 1 << 30])   # blocks of 1 trial, of 1 or 2, of 2 or 3 trials, and one whole chunk
+def test_randomized_tukey_preference_block_size_does_not_change_pvalues(cells, monkeypatch):
+    monkeypatch.setattr(meta, "_CELLS", cells)
+    rng = np.random.default_rng(11)
+    for S in (4, 5):
+        _assert_pref_hsd_matches_loop(_antisymmetric(S, 6, lambda n: rng.uniform(-1, 1, n)), list("ABCDE")[:S], B=230, seed=2)
+        P = rng.uniform(-1, 1, (6, S, S))
+        P[:, np.arange(S), np.arange(S)] = 0.0
+        _assert_pref_hsd_matches_loop(P, list("ABCDE")[:S], B=230, seed=2, ordered=True)
+
+
+@pytest.mark.parametrize("S", [2, 3, 33])
+def test_randomized_tukey_preference_not_antisymmetric(S):
+    "(a, b) and (b, a) given with unrelated values: the maximum runs over all S × S entries, as in the literal loop."
+    rng = np.random.default_rng(100 + S)
+    P = rng.choice([-1.0, -0.25, 0.0, 0.5, 1.0], (4, S, S))
+    P[:, np.arange(S), np.arange(S)] = 0.0
+    assert not np.array_equal(P, -P.transpose(0, 2, 1))
+    _assert_pref_hsd_matches_loop(P, [f"s{k:02d}" for k in range(S)], B=60, seed=5, ordered=True)
+    Q = _antisymmetric(S, 4, lambda n: rng.uniform(-1, 1, n))
+    Q[2, 0, 1] += 0.75                                # antisymmetric but for one entry
+    _assert_pref_hsd_matches_loop(Q, [f"s{k:02d}" for k in range(S)], B=60, seed=5, ordered=True)
 
 
 # --------------------------------------------------------------------------- bootstrap
