@@ -101,7 +101,9 @@ def commands(files: dict, tmp: Path, te: str | None, baseline: str | None) -> di
 
 def _time(argv, env) -> tuple[float, str]:
     t0 = time.perf_counter()
-    r = subprocess.run(argv, env=env, capture_output=True, text=True)
+    # (run outside any checkout: `python -c` puts the working directory first on sys.path, which would import the
+    # checkout the script was started from instead of the one PYTHONPATH names)
+    r = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
     wall = time.perf_counter() - t0
     if r.returncode: sys.exit(f"{argv[:3]} failed: {r.stderr[-1500:]}")
     return wall, r.stdout

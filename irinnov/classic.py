@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from .core.read import pd       # (pandas imported where a table is first made)
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_threshold, check_trec_eval_version
 from .names import name_of
 from .core.read import read_qrels, read_runs
@@ -51,8 +51,10 @@ def precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
              ) -> pd.DataFrame:
     "Precision at k (trec_eval `P_k`): relevant documents in the top k, divided by k."
     c, k, threshold = prepare(runs, qrels, ragged=True), _check_k(k), check_threshold(threshold)
-    return c.score_table(c.per_list(lambda c: _top(c, k, threshold).sum(2) / k), name_of("P", k, rel=threshold),
-                         all_topics=True)
+    return c.score_table(_precision_values(c, k, threshold), name_of("P", k, rel=threshold), all_topics=True)
+
+def _precision_values(c: Campaign, k: int, threshold: int) -> np.ndarray:
+    return c.per_list(lambda c: _top(c, k, threshold).sum(2) / k)
 
 def recall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
            qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
@@ -62,8 +64,10 @@ def recall(runs: RunsLike, # a Campaign, or runs (with `qrels`)
           ) -> pd.DataFrame:
     "Recall at k (trec_eval `recall_k`): relevant documents in the top k over all R relevant documents."
     c, k, threshold = prepare(runs, qrels, ragged=True), _check_k(k), check_threshold(threshold)
-    return c.score_table(c.per_list(lambda c: _per(_top(c, k, threshold).sum(2), c.n_relevant(threshold))),
-                         name_of("R", k, rel=threshold), all_topics=True)
+    return c.score_table(_recall_values(c, k, threshold), name_of("R", k, rel=threshold), all_topics=True)
+
+def _recall_values(c: Campaign, k: int, threshold: int) -> np.ndarray:
+    return c.per_list(lambda c: _per(_top(c, k, threshold).sum(2), c.n_relevant(threshold)))
 
 # %% ../nbs/02_metrics.ipynb #9d5fcf8f
 def average_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -75,11 +79,15 @@ def average_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     "Average precision (trec_eval `map`; `depth=k` is `map_cut_k`, i.e. `-M k`): divided by all R relevant docs."
     c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
     if depth is not None: depth = _check_k(depth, "depth")
+    return c.score_table(_ap_values(c, depth, threshold), name_of("AP", depth, rel=threshold), all_topics=True)
+
+def _ap_values(c: Campaign, depth: int | None, threshold: int) -> np.ndarray:
+    "The (S, Q) values of `average_precision` (the measures' own functions give arrays; the public ones wrap them as tables)."
     def ap(c):
         rel = _top(c, depth, threshold)
         prec = np.cumsum(rel, 2, dtype=np.int32) / np.arange(1, rel.shape[2] + 1)
         return _per(np.where(rel, prec, 0.0).sum(2), c.n_relevant(threshold))
-    return c.score_table(c.per_list(ap), name_of("AP", depth, rel=threshold), all_topics=True)
+    return c.per_list(ap)
 
 # %% ../nbs/02_metrics.ipynb #0c5d5b0f
 def reciprocal_rank(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -89,10 +97,13 @@ def reciprocal_rank(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                    ) -> pd.DataFrame:
     "Reciprocal rank of the first relevant document (trec_eval `recip_rank`); 0 if none is retrieved."
     c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
+    return c.score_table(_rr_values(c, threshold), name_of("RR", rel=threshold), all_topics=True)
+
+def _rr_values(c: Campaign, threshold: int) -> np.ndarray:
     def rr(c):
         rel = c.grades >= threshold
         return np.where(rel.any(2), 1.0 / (rel.argmax(2) + 1), 0.0)
-    return c.score_table(c.per_list(rr), name_of("RR", rel=threshold), all_topics=True)
+    return c.per_list(rr)
 
 def r_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                 qrels: QrelsLike = None, # the qrels, when `runs` is not a Campaign
@@ -101,13 +112,16 @@ def r_precision(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                ) -> pd.DataFrame:
     "R-precision (trec_eval `Rprec`): precision at rank R, the topic's number of relevant documents."
     c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
+    return c.score_table(_rprec_values(c, threshold), name_of("R-prec", rel=threshold), all_topics=True)
+
+def _rprec_values(c: Campaign, threshold: int) -> np.ndarray:
     def rprec(c):
         R = c.n_relevant(threshold)
         rel = c.grades >= threshold
         cum = np.concatenate([np.zeros(rel.shape[:2] + (1,), np.int32), np.cumsum(rel, 2, dtype=np.int32)], 2)
         at = np.broadcast_to(np.minimum(R, rel.shape[2])[None, :, None], rel.shape[:2] + (1,))
         return _per(np.take_along_axis(cum, at, 2)[:, :, 0], R)
-    return c.score_table(c.per_list(rprec), name_of("R-prec", rel=threshold), all_topics=True)
+    return c.per_list(rprec)
 
 # %% ../nbs/02_metrics.ipynb #41bef163
 def rbp(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -120,12 +134,16 @@ def rbp(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     "Rank-biased precision (Moffat & Zobel 2008), (1-p) Σ rel(r) p^(r-1), binary (or grade/max grade), no residual."
     c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
     if not 0 < p < 1: raise ValueError(f"p must be in (0, 1), not {p!r}")
+    return c.score_table(_rbp_values(c, p, threshold, graded), name_of("RBP", p=float(p), graded=bool(graded), rel=threshold),
+                         all_topics=True)
+
+def _rbp_values(c: Campaign, p: float, threshold: int, graded: bool) -> np.ndarray:
     top = max(int(c.judged_grades()[2].max(initial=0)), 1)      # (the whole qrels' highest grade)
     def val(c):
         w = (1 - p) * p ** np.arange(c.depth)
         gain = np.where(c.grades > 0, c.grades, 0) / top if graded else (c.grades >= threshold).astype(np.float64)
         return _rank_sum(gain * w)
-    return c.score_table(c.per_list(val), name_of("RBP", p=float(p), graded=bool(graded), rel=threshold), all_topics=True)
+    return c.per_list(val)
 
 # %% ../nbs/02_metrics.ipynb #e14ce15b
 def _ideal_gains(c: Campaign, depth: int) -> np.ndarray:
@@ -165,6 +183,9 @@ def ndcg(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     "nDCG (trec_eval `ndcg`; with k, `ndcg_cut_k`): gain = grade (≤ 0: none), discount 1/log2(rank+1)."
     c = prepare(runs, qrels, ragged=True)
     if k is not None: k = _check_k(k)
+    return c.score_table(_ndcg_values(c, k), name_of("nDCG", k), all_topics=True)
+
+def _ndcg_values(c: Campaign, k: int | None) -> np.ndarray:
     def val(c):
         dcg = _dcg(c.grades[:, :, :k])
         t, _, jg = c.judged_grades()
@@ -172,7 +193,7 @@ def ndcg(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         n = n if k is None else min(n, k)
         idcg = _rank_sum(_ideal_gains(c, n) * (1.0 / np.log2(np.arange(2, n + 2))))
         return _per(dcg, idcg)
-    return c.score_table(c.per_list(val), name_of("nDCG", k), all_topics=True)
+    return c.per_list(val)
 
 # %% ../nbs/02_metrics.ipynb #baa5bd3e
 def bpref(runs: RunsLike, # a Campaign, or runs (with `qrels`)
@@ -182,6 +203,9 @@ def bpref(runs: RunsLike, # a Campaign, or runs (with `qrels`)
          ) -> pd.DataFrame:
     "bpref (Buckley & Voorhees 2004) as trec_eval computes it: judged documents only, min(N, R) normaliser."
     c, threshold = prepare(runs, qrels, ragged=True), check_threshold(threshold)
+    return c.score_table(_bpref_values(c, threshold), name_of("bpref", rel=threshold), all_topics=True)
+
+def _bpref_values(c: Campaign, threshold: int) -> np.ndarray:
     def val(c):
         t, _, g = c.judged_grades()
         R = c.n_relevant(threshold)
@@ -191,7 +215,7 @@ def bpref(runs: RunsLike, # a Campaign, or runs (with `qrels`)
         den = np.broadcast_to(np.minimum(N, R)[None, :, None], above.shape)
         frac = np.divide(np.minimum(above, R[None, :, None]), den, out=np.zeros(above.shape), where=den > 0)
         return _per(np.where(gr >= threshold, 1.0 - frac, 0.0).sum(2), R)
-    return c.score_table(c.per_list(val), name_of("bpref", rel=threshold), all_topics=True)
+    return c.per_list(val)
 
 # %% ../nbs/02_metrics.ipynb #83ed9f3e
 MIN_GEO_MEAN = 1e-5        # trec_eval's floor for a topic's value in geometric means (gm_map, gm_bpref)
@@ -379,16 +403,21 @@ def _values(c: Campaign, kind: str, p: dict, version: str) -> np.ndarray:
     if kind == "num_rel_ret": return nrr
     g = c.grades
     if kind == "num_nonrel_judged_ret": return ((g >= 0) & (g < t)).sum(2).astype(np.float64)
-    if kind == "P": return precision(c, k=p["k"], threshold=t).to_numpy()
-    if kind == "R": return recall(c, k=p["k"], threshold=t).to_numpy()
-    if kind in ("AP", "gm_map"): return average_precision(c, depth=p.get("k"), threshold=t).to_numpy()
-    if kind == "RR": return reciprocal_rank(c.truncate(p.get("k")), threshold=t).to_numpy()
-    if kind == "R-prec": return r_precision(c, threshold=t).to_numpy()
-    if kind in ("bpref", "gm_bpref"): return bpref(c, threshold=t).to_numpy()
-    if kind == "RBP": return rbp(c, p=p.get("p", 0.8), threshold=t, graded=p.get("graded", False)).to_numpy()
+    f8 = lambda v: np.asarray(v, dtype=np.float64)      # (the measures' own functions, without their tables)
+    tc, kc = check_threshold(t), (lambda k: None if k is None else _check_k(k))
+    if kind == "P": return f8(_precision_values(c, _check_k(p["k"]), tc))
+    if kind == "R": return f8(_recall_values(c, _check_k(p["k"]), tc))
+    if kind in ("AP", "gm_map"): return f8(_ap_values(c, None if p.get("k") is None else _check_k(p["k"], "depth"), tc))
+    if kind == "RR": return f8(_rr_values(c.truncate(p.get("k")), tc))
+    if kind == "R-prec": return f8(_rprec_values(c, tc))
+    if kind in ("bpref", "gm_bpref"): return f8(_bpref_values(c, tc))
+    if kind == "RBP":
+        q = p.get("p", 0.8)
+        if not 0 < q < 1: raise ValueError(f"p must be in (0, 1), not {q!r}")
+        return f8(_rbp_values(c, q, tc, p.get("graded", False)))
     if kind == "nDCG":
         if p.get("dcg", "log2") == "exp-log2": return _ndcg_exp(c, p.get("k"))
-        return ndcg(c, k=p.get("k")).to_numpy()
+        return f8(_ndcg_values(c, kc(p.get("k"))))
     if kind == "ERR": return _err(c, p.get("k"))
     if kind == "GAP":                  # graded average precision (its own notebook), zero where no relevant document
         from irinnov.gap import graded_average_precision
@@ -432,7 +461,11 @@ def values_table(c: Campaign, # the campaign
                  version: str = "9", # '9' or '10' (`check_trec_eval_version`)
                 ) -> pd.DataFrame:
     "The score table of one classic measure over every qrels topic, computed list by list where long lists are kept apart."
+    return c.score_table(_values_array(c, kind, params, version), name, all_topics=True)
+
+def _values_array(c: Campaign, kind: str, params: dict, version: str = "9") -> np.ndarray:
+    "The (S, Q) float64 values of `values_table`, without the table."
     if kind == "GAP" or (kind == "RBP" and params.get("graded")):    # (their gains depend on the whole qrels)
         vals = _values(c.dense(), kind, params, version)
     else: vals = c.per_list(lambda c: _values(c, kind, params, version))   # long lists (if apart) list by list
-    return c.score_table(vals, name, all_topics=True)
+    return np.asarray(vals, dtype=np.float64)

@@ -213,7 +213,20 @@ def evaluate_command(args, # the parsed command line
     from irinnov.core.read import read_qrels
     opts = options_of(args)
     classic, innovation = _specs(split_measures(args.measure or DEFAULT_MEASURES), opts.threshold)  # before any reading
-    qrels = read_qrels(args.qrels, comments=opts.trec_eval == "10")      # trec_eval 10.0 skips lines starting with '#'
+    # trec_eval's text of the classic measures is printed from arrays, without pandas (its import alone cost more
+    # than evaluating a run); the other measures, formats and Dask take the tables
+    arrays = args.format == "table" and not innovation and not wants_dask(args)
+    if arrays and getattr(args, "whole_process", False):      # (pyarrow kept from importing pandas: `_without_pandas`)
+        from irinnov.core.read import _without_pandas
+        with _without_pandas(): return _evaluate(args, opts, classic, innovation, True)
+    return _evaluate(args, opts, classic, innovation, arrays)
+
+def _evaluate(args, opts, classic: list, innovation: list, arrays: bool) -> int:
+    "Read, evaluate and print (`arrays`: trec_eval's text from arrays, no pandas)."
+    from irinnov import metrics
+    from irinnov.core.read import read_qrels
+    qrels = read_qrels(args.qrels, comments=opts.trec_eval == "10",      # trec_eval 10.0 skips lines starting with '#'
+                       frame=not arrays)
     if args.q and args.format != "table" and (qrels["query"] == "all").any():
         raise CliError(f"{args.qrels}: a topic named 'all' cannot be told from the means (query 'all') in "
                        f"{args.format} output; rename the topic", 2)
@@ -229,14 +242,50 @@ def evaluate_command(args, # the parsed command line
                         options=opts, tag=args.tag, n_shards=args.shards, progress=sys.stderr.isatty())
             else:
                 recs, other = metrics.evaluate_files(run_paths(args.runs, recursive=args.recursive), qrels, classic, innovation, options=opts,
-                                                      per_query=args.q, tag=args.tag)
+                                                      per_query=args.q, tag=args.tag, frame=not arrays)
     except (metrics.NoCommonTopicError, metrics.NoCommonTopicWarning) as e:    # trec_eval's message and status
         raise CliError(f"{metrics.NO_COMMON_TOPIC}: {str(e).split('?)')[0]}?)", 7) from None
+    if arrays:
+        rows = _array_records(*recs, per_query=args.q)
+        several = len({r[0] for r in rows}) > 1
+        _write_table([r for r in rows if r[5] == 0] if args.n else rows, several=several, runid=recs[4])
+        return 0
     recs = metrics.evaluation_records(recs, other, per_query=args.q)
     n_systems = recs["system"].nunique()
     if args.n: recs = recs[recs._o == 0]
     _write(recs, args.format, several=n_systems > 1, runid=recs.attrs.get("runid", False))
     return 0
+
+def _array_records(specs, values, listed, sums, runid, systems, topics, *, per_query: bool) -> list:
+    "The records `metrics.records` and `metrics.evaluation_records` would make of these arrays, as (system, measure, "
+    "query, value, integer, o) tuples in their order (`o` 1 on an `all` line), without pandas."
+    import numpy as np
+    systems, topics = np.asarray(systems).astype(str), np.asarray(topics).astype(str)
+    rows = []
+    q = [j for j, s in enumerate(specs) if s.per_query] if per_query else []
+    if q:
+        vals = np.stack([np.asarray(values[j]) for j in q], 2)              # (S, Q, M)
+        si, ti, mi = np.nonzero(np.broadcast_to(listed[:, :, None], vals.shape))
+        rows += [(systems[s], specs[q[m]].name, topics[t], v, specs[q[m]].integer, 0)
+                 for s, t, m, v in zip(si.tolist(), ti.tolist(), mi.tolist(), vals[si, ti, mi])]
+    rows += [(systems[s], sp.name, "all", sums[s, j], sp.integer, 1) for s in range(len(systems)) for j, sp in enumerate(specs)]
+    rows.sort(key=lambda r: (r[0], r[5]))                       # (stable: the records' order, system by system)
+    rows = [r[:5] + (int(r[2] == "all"),) for r in rows]        # as `evaluation_records` marks the means: query 'all'
+    rows.sort(key=lambda r: (r[0], r[5]))
+    return rows
+
+def _write_table(rows: list, several: bool, runid: bool):
+    "Print (system, measure, query, value, integer, o) records in trec_eval's layout (`_write`'s table)."
+    out, width = sys.stdout, 22
+    last, summary_started = None, False
+    for s, m, q, v, integer, o in rows:
+        if s != last:
+            last, summary_started = s, False
+            if several: out.write(f"{'runid':<{width}}\tall\t{s}\n")
+        if o == 1 and not summary_started:
+            summary_started = True
+            if runid and not several: out.write(f"{'runid':<{width}}\tall\t{s}\n")
+        out.write(f"{m:<{width}}\t{q}\t{_fmt(v, integer)}\n")
 
 def _write(recs, fmt: str, several: bool, runid: bool):
     "Print the records: trec_eval's layout (`%-22s\\t%s\\t%6.4f`; a `runid` line opens each run when there are several, or where trec_eval prints it), tsv or json."
@@ -744,6 +793,7 @@ GATHERED = ("evaluate", "compare", "reusability")   # the commands whose -m take
 def main(argv=None, # the arguments (default: sys.argv[1:])
         ) -> int:
     "The `irinnov` command: `evaluate`, `report`, `datasets`; returns the exit code (errors: one line on stderr)."
+    whole_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     _SAID.clear()                                   # each warning once per command (main may run many in one process)
     try:
@@ -755,6 +805,7 @@ def main(argv=None, # the arguments (default: sys.argv[1:])
             if first is not None and argv[first] in GATHERED:      # `-m A B C` before or after the files
                 argv = argv[:first + 1] + _gather_measures(argv[first + 1:], _valued_options(parser, argv[first]))
             args = parser.parse_args(argv)
+            args.whole_process = whole_process  # the command itself, not a call from Python: the process ends with it
             check_options(args)                 # options that would do nothing refused, before any reading
             return args.func(args)
     except SystemExit as e:                 # --help and --version exit 0 through argparse

@@ -11,8 +11,7 @@ import re
 import warnings
 from dataclasses import dataclass
 
-import pandas as pd
-
+from .core.read import pd       # (pandas imported where a table is first made)
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of
 from .names import (CUTOFFS, REGISTRY, REL, RPP_NAMES, MeasureDef, MeasureError, Param, _check, _unknown,
                            accepted_names, declared, definition_of, measure_name, name_patterns)

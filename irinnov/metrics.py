@@ -11,10 +11,10 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from .core.read import _is_frame, pd       # (pandas imported where a table is first made)
 from .classic import *
-from .classic import MIN_GEO_MEAN, _recall_cut, values_table
+from .classic import MIN_GEO_MEAN, _recall_cut, _values_array, values_table
 from .conventions import (DEFAULT_THRESHOLD, EvalOptions, QrelsLike, RunsLike, campaign_of, check_threshold,
                                  check_trec_eval_version)
 from .core.read import read_qrels, read_runs
@@ -288,7 +288,7 @@ def measure(runs: RunsLike, # a Campaign, or runs (with `qrels`)
 
 def _summary(spec: MeasureSpec, table: pd.DataFrame, present: np.ndarray, complete: bool, n_judged_relevant: int) -> np.ndarray:
     "Each system's value over the topics trec_eval averages over (`complete`: every qrels topic, its -c)."
-    v = np.ascontiguousarray(table.to_numpy(dtype=np.float64))   # rows summed in one order, however the table was built
+    v = np.ascontiguousarray(np.asarray(table, dtype=np.float64))   # rows summed in one order, however the table was built
     on = np.ones_like(present) if complete else present
     n = on.sum(1)
     if spec.summary == "num_q": return n.astype(np.float64)
@@ -310,20 +310,29 @@ def _empty_lists_nan(c: Campaign, present: np.ndarray, spec: MeasureSpec, table:
     # trec_eval walks the levels from the last while their cut exceeds the 0 relevant retrieved; that level and those
     # before it get the interpolated precision 0/0: a topic with a level cut at 0 has nan (11pt_avg: in its sum)
     nan_q = (cuts <= 0).any(0)
-    v = table.to_numpy(dtype=np.float64, copy=True)
+    v = np.array(table, dtype=np.float64, copy=True)
     v[empty & nan_q[None, :]] = np.nan
+    if not _is_frame(table): return v                      # (an array: `_evaluate(frame=False)`)
     out = pd.DataFrame(v, index=table.index, columns=table.columns)
     out.attrs = dict(table.attrs)
     return out
 
-def _evaluate(c: Campaign, specs: list, complete: bool, version: str, present: np.ndarray | None = None):
-    "Score tables, per-query listing mask and summaries of the measures on one campaign (`present`: the topics each run answered, before its lists were cut or condensed)."
+def _evaluate(c: Campaign, specs: list, complete: bool, version: str, present: np.ndarray | None = None,
+              frame: bool = True):
+    "Score tables, per-query listing mask and summaries of the measures on one campaign (`present`: the topics each run "
+    "answered, before its lists were cut or condensed); `frame=False`: (S, Q) arrays and an (S, M) array of summaries, no pandas."
     specs = [s for s in specs if s.kind != "runid"]
     if present is None: present = c.lengths > 0              # (S, Q): the system has a list for the qrels topic
-    tables = [_empty_lists_nan(c, present, s, spec_table(c, s, version), version) for s in specs]
+    tables = [_empty_lists_nan(c, present, s, spec_table(c, s, version) if frame else _values_array(c, s.kind, s.kw, version),
+                               version) for s in specs]
     check_coverage(present, c.systems, complete=complete, stacklevel=4)
     listed = present | (complete and version == "10")        # trec_eval 10.0 -c -q also lists the missing topics
-    sums = summarize(specs, tables, present, complete, int((c.judged_grades()[2] > 0).sum()), c.systems)
+    n_judged_relevant = int((c.judged_grades()[2] > 0).sum())
+    if not frame:
+        sums = np.empty((len(c.systems), len(specs)))
+        for j, (s, t) in enumerate(zip(specs, tables)): sums[:, j] = _summary(s, t, present, complete, n_judged_relevant)
+        return specs, tables, listed, sums
+    sums = summarize(specs, tables, present, complete, n_judged_relevant, c.systems)
     return specs, tables, listed, sums
 
 def summarize(specs: list, # MeasureSpec entries
@@ -421,6 +430,15 @@ def records(systems, # the systems, in the tables' order
     return out
 
 # %% ../nbs/07_trec_eval.ipynb #85b8d6d2
+def _evaluate_arrays(c: Campaign, measures: list, options: EvalOptions) -> tuple:
+    "What `trec_eval_records` builds its table from, as arrays: the specs, their (S, Q) values, the listed (S, Q) "
+    "mask, the (S, M) summaries, whether a runid line was asked for; and the systems and topics (no pandas)."
+    version = options.trec_eval
+    all_specs = expand_measures(measures, threshold=options.threshold, trec_eval_version=version)
+    specs, values, listed, sums = _evaluate(options.lists(c), all_specs, options.complete, version,
+                                            present=c.lengths > 0, frame=False)
+    return specs, values, listed, sums, any(s.kind == "runid" for s in all_specs), c.systems, c.topics
+
 def evaluate_files(runs, # run files (paths), or anything `irinnov.trec.prepare_files` reads
                    qrels: QrelsLike, # the qrels (a frame, or a file)
                    classic=(), # trec_eval's names and sets or classic measure names (`irinnov.metrics.expand_measures`)
@@ -429,11 +447,15 @@ def evaluate_files(runs, # run files (paths), or anything `irinnov.trec.prepare_
                    options: EvalOptions = EvalOptions(), # the run-wide options (relevance level, depth, -c, version)
                    per_query: bool = False, # each listed topic's record too (trec_eval -q)
                    tag: bool = False, # name systems by the run tag column instead of the file name
+                   frame: bool = True, # False: the classic measures as arrays (`_evaluate_arrays`), without pandas
                   ) -> tuple:
     "trec_eval's records of the classic measures (or None) and a score table per other measure, from run files read a batch at a time."
     from irinnov.core.encode import prepare_files
     c = prepare_files(runs, qrels, score_dtype=options.score_dtype, depth=options.read_depth, tag=tag,
                       comments=options.trec_eval == "10", ragged=True)
+    if not frame:
+        if innovation: raise ValueError("frame=False gives the classic measures only")
+        return (_evaluate_arrays(c, list(classic), options) if classic else None), {}
     for m in innovation:
         if m.family in ("novelty", "rpp") and len(c.systems) < 2:
             raise ValueError(f"{m.name} compares each run with the others: give at least two runs")

@@ -11,8 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+
+from .read import _is_frame, _to_numpy, pd       # (pandas imported where a frame is first made)
 import pyarrow.compute as pc
 
 from .read import _POOL, _check_qrels, _chunked, _cpus
@@ -41,7 +42,7 @@ def _qrels_codes(qrels: pd.DataFrame):
         return _qrels_codes(_check_qrels(qrels, "qrels"))
     first = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if len(k) else np.zeros(0, np.int64)
     # for subtopic qrels: the largest grade over the subtopics
-    gval = np.maximum.reduceat(q["grade"].to_numpy()[o], first) if len(k) else np.zeros(0, np.int64)
+    gval = np.maximum.reduceat(np.asarray(q["grade"])[o], first) if len(k) else np.zeros(0, np.int64)
     return topics, judged, q, k[first], gval
 
 # %% ../../nbs/00c_arrays.ipynb #da3a6ff5
@@ -87,7 +88,7 @@ def _judged_codes(da: pa.ChunkedArray, vs: pa.Array, a: int, b: int) -> np.ndarr
     def part(lo, hi):
         at = lo - a
         for c in pc.index_in(da.slice(lo, hi - lo), value_set=vs, memory_pool=_POOL).chunks:
-            out[at:at + len(c)] = pc.fill_null(c, pa.scalar(UNJUDGED, pa.int32())).to_numpy()
+            out[at:at + len(c)] = _to_numpy(pc.fill_null(c, pa.scalar(UNJUDGED, pa.int32())))
             at += len(c)
     k = min(_cpus(), 4, max((b - a) // _SPLIT_ROWS, 1))    # a part per core, each of 2 M rows or more
     if k == 1: part(a, b)
@@ -101,7 +102,8 @@ def _kept(L: _Lists, topics: np.ndarray, depth: int | None) -> tuple[np.ndarray,
     "The qrels topic of each list (-1: none), which lists fill the arrays, and the depth they need: the longest kept "
     "list cut at `depth`, and at least one (padding) column, so that reductions over ranks (argmax, any) stay defined "
     "when every list is empty."
-    ltopic = pd.Index(topics).get_indexer(L.queries)[L.query]
+    at = {t: i for i, t in enumerate(topics.tolist())}     # (topics are distinct)
+    ltopic = np.array([at.get(q, -1) for q in L.queries.tolist()], dtype=np.intp)[L.query]
     keep = ltopic >= 0
     longest = int(L.lens[keep].max()) if keep.any() else 0
     return ltopic, keep, max(longest if depth is None else min(longest, depth), 1)
@@ -115,7 +117,7 @@ def _place(runs: pd.DataFrame, L: _Lists, jd: _Judged, ltopic: np.ndarray, cell:
     # the one string join: each run row's doc id against the judged documents only (in the column's own string
     # type: no cast of 5 M rows)
     da = _chunked(runs["doc"])
-    score = runs["score"].to_numpy()
+    score = np.asarray(runs["score"])
     if dc_all is not None: pass
     elif L.doc_values is not None:    # each distinct doc id matched once, then spread to the rows by integer code
         per_value = _judged_codes(pa.chunked_array([L.doc_values]), pa.array(jd.judged, type=L.doc_values.type), 0,

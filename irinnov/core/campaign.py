@@ -9,9 +9,9 @@ import warnings
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import pandas as pd
 
-from .read import RUN_COLUMNS, _is_marked, _qrels_input, mark_unique
+from .read import pd       # (pandas imported where a frame is first made)
+from .read import RUN_COLUMNS, _Columns, _is_marked, _qrels_input, mark_unique
 from .order import _Lists, _check_unique, _lists, _ordered_fn
 from .arrays import (
     NO_GRADE, PAD, _CELL_BYTES, _Judged, _apart, _check_dense, _dense_cap, _dense_error, _judged, _kept, _length_groups,
@@ -80,8 +80,8 @@ class Campaign:
     def judged_grades(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         "Per judged (topic, doc): topic index, doc code, grade (max over subtopics), sorted by topic then doc."
         q = self.qrels                 # (one integer key per row and a sort, skipped when the rows are in key order: a
-        t, d = q["topic_idx"].to_numpy(), q["doc_code"].to_numpy()   # pandas group-by cost more than the measures)
-        g = q["grade"].to_numpy()
+        t, d = np.asarray(q["topic_idx"]), np.asarray(q["doc_code"])   # pandas group-by cost more than the measures)
+        g = np.asarray(q["grade"])
         if not len(t): return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64)
         key = t.astype(np.int64) * (int(d.max()) + 1) + d      # (codes ≥ 0: the order of (topic, doc))
         if not (key[1:] >= key[:-1]).all():
@@ -230,7 +230,7 @@ def _long_block(jd: _Judged, system: np.ndarray, topic: np.ndarray, lens: np.nda
     "One block of long lists as a campaign of its own: list i is topic i, whose qrels are a copy of its topic's."
     q = jd.qrels
     if jd.by_topic is None:
-        t = q["topic_idx"].to_numpy()
+        t = np.asarray(q["topic_idx"])
         o = np.argsort(t, kind="stable")
         jd.by_topic = (o, np.searchsorted(t[o], np.arange(len(jd.topics) + 1)))
     o, starts = jd.by_topic
@@ -238,7 +238,7 @@ def _long_block(jd: _Judged, system: np.ndarray, topic: np.ndarray, lens: np.nda
     slot = np.repeat(np.arange(len(topic)), cnt)
     rows = o[np.repeat(starts[topic] - np.r_[0, np.cumsum(cnt)[:-1]], cnt) + np.arange(int(cnt.sum()))]
     labels = np.array([str(i) for i in range(len(topic))], dtype=object)
-    bq = q.iloc[rows].reset_index(drop=True)
+    bq = q.take(rows) if isinstance(q, _Columns) else q.iloc[rows].reset_index(drop=True)
     bq["query"], bq["topic_idx"] = labels[slot], slot.astype(np.int32)
     c = Campaign(systems=np.array(["long lists"], dtype=object), topics=labels, docs=docs, grades=grades, scores=scores,
                  lengths=lens.reshape(1, -1).astype(np.int64), judged_docs=jd.judged, qrels=bq, score_dtype=score_dtype)

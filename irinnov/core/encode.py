@@ -13,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+
+from .read import _is_frame, pd       # (pandas imported where a frame is first made)
 
 from .read import (
     _check_runs_frame, _chunked, _cpus, _is_marked, _maybe_duplicates, _qrels_input, _read_frame, _run_arrays, _trim,
@@ -56,7 +57,7 @@ class _Entry:
 def _fingerprint(df) -> tuple | None:
     "What must be unchanged for an encoding of this frame to stand: its columns, the identity of its Arrow string "
     "arrays (immutable), a CRC-32 of its numeric columns; None for a frame that cannot be fingerprinted cheaply."
-    if not isinstance(df, pd.DataFrame): return None
+    if not _is_frame(df): return None
     out = [tuple(map(str, df.columns)), len(df)]
     for c in df.columns:
         col = df[c]
@@ -191,7 +192,7 @@ def _read_batch(files: list, read_kw: dict, score_dtype: str) -> tuple[pd.DataFr
     if duplicates != "error":
         runs = read_runs(files, threads=1, **read_kw)
         return runs, _lists(runs, score_dtype)
-    runs = _read_frame(files, False, "error", 1, comments, max_bytes, check=False)
+    runs = _read_frame(files, False, "error", 1, comments, max_bytes, check=False, frame=False)
     L = _lists(runs, score_dtype)
     if L.doc_rank is not None: repeat = _repeated_rows(L, L.doc_rank) is not None
     else: repeat = _maybe_duplicates([_chunked(runs[k]) for k in ("system", "query", "doc")])

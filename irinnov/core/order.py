@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+
+from .read import _is_frame, _to_numpy, pd       # (pandas imported where a frame is first made)
 import pyarrow.compute as pc
 
 from .read import _POOL, RUN_COLUMNS, _chunked, _encoded, _run_starts, _take, as_runs, mark_unique
@@ -64,7 +65,7 @@ def _string_order(d: pa.Array) -> np.ndarray:
     "Indices sorting distinct strings byte-wise (as UTF-8 sorts, as strcmp compares): by 8-byte keys where they "
     "suffice, else Arrow's string sort."
     order = _prefix_order(d)
-    return order if order is not None else pc.array_sort_indices(d, memory_pool=_POOL).to_numpy()
+    return order if order is not None else _to_numpy(pc.array_sort_indices(d, memory_pool=_POOL))
 
 def _sorted_values(arr, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
     "The distinct values of a string array sorted (byte-wise, as UTF-8 sorts) and each entry's index among them."
@@ -150,7 +151,7 @@ def _sort_ties(docs: pa.ChunkedArray, rows: np.ndarray, gid: np.ndarray) -> np.n
     for a, b in zip(edges[:-1], edges[1:]):
         o = pc.sort_indices(pa.table({"g": gid[a:b], "d": _take(docs, rows[a:b])}),
                             sort_keys=[("g", "ascending"), ("d", "descending")], memory_pool=_POOL)
-        out[a:b] = rows[a:b][o.to_numpy()]
+        out[a:b] = rows[a:b][_to_numpy(o)]
     return out
 
 # %% ../../nbs/00b_order.ipynb #3458b653
@@ -160,7 +161,7 @@ def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
         raise ValueError(f"score_dtype must be 'float32' or 'float64', not {score_dtype!r}")
     sa, qa = _chunked(runs["system"]), _chunked(runs["query"])
     n = len(sa)
-    score = runs["score"].to_numpy()
+    score = np.asarray(runs["score"])
     ftype = np.float32 if score_dtype == "float32" else np.float64
     # run-length blocks of (system, query): the union of each column's blocks. The query column first: where its
     # blocks alone are too many, the rows are shuffled whatever the systems do (and the system column is then coded
@@ -263,7 +264,7 @@ def _lists_shuffled(runs: pd.DataFrame, sa, qa, score: np.ndarray, qstart=None, 
 def is_runs_frame(x  # anything
                  ) -> bool:
     "Whether `x` is already a runs frame as irinnov makes them (system, query, doc, score as float64)."
-    return isinstance(x, pd.DataFrame) and list(x.columns[:4]) == RUN_COLUMNS and x["score"].dtype == np.float64
+    return _is_frame(x) and list(x.columns[:4]) == RUN_COLUMNS and x["score"].dtype == np.float64
 
 # %% ../../nbs/00b_order.ipynb #01faca37
 def order_runs(runs, score_dtype: str = "float32") -> pd.DataFrame:

@@ -8,16 +8,17 @@ from __future__ import annotations
 import glob as _glob
 import os
 import re
+import sys
 import threading
 import warnings
 import weakref
 import zlib
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -26,6 +27,101 @@ import pyarrow.csv as pacsv
 __all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'MAX_ID_BYTES', 'RUN_FILE_COLUMNS', 'RUN_FILE_TYPES', 'MAX_GRADE', 'progress',
            'TrecFormatError', 'line_numbers', 'read_columns', 'system_name', 'mark_unique', 'read_run', 'run_files',
            'run_file_paths', 'system_files', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels']
+
+# %% ../../nbs/00a_read.ipynb #5e1a2f7c
+class _LazyPandas:
+    "pandas, imported where it is first reached: evaluating runs into trec_eval's text never reaches it, and importing it costs more than the evaluation."
+    def __getattr__(self, name: str):
+        import pandas
+        return getattr(pandas, name)
+
+pd = _LazyPandas()
+
+class _PandasGuard:
+    "A meta-path finder refusing `import pandas` to compiled code: pyarrow's conversions of numpy arrays import pandas "
+    "only to ask whether the array is a pandas object, which none can be before pandas is imported. pyarrow takes the "
+    "refusal as pandas missing; an `import pandas` of Python code goes through, and switches pyarrow's pandas "
+    "support back on once pandas is loaded."
+    refused = False
+    def find_spec(self, name, path=None, target=None):
+        if name != "pandas": return None
+        import opcode
+        f, by_name = sys._getframe(1), False
+        while f is not None and (f.f_code.co_filename.startswith("<frozen importlib")
+                                 or f.f_code.co_filename.endswith(os.path.join("importlib", "__init__.py"))):
+            by_name = by_name or f.f_code.co_name == "import_module"
+            f = f.f_back
+        if not by_name and (f is None or f.f_code.co_code[f.f_lasti] != opcode.opmap["IMPORT_NAME"]):
+            _PandasGuard.refused = True      # (called from compiled code: pyarrow's question)
+            raise ImportError("pandas is imported where a frame is made", name="pandas")
+        if not _PandasGuard.refused: return None
+        import importlib.machinery
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or not hasattr(spec.loader, "exec_module"): return spec
+        load = spec.loader.exec_module
+        def exec_module(module):
+            load(module)
+            import pyarrow.lib
+            pyarrow.lib._pandas_api.compat      # pyarrow, told pandas was missing, looks again and finds it
+            _PandasGuard.refused = False
+        spec.loader.exec_module = exec_module
+        return spec
+
+@contextmanager
+def _without_pandas():
+    "Within: `import pandas` refused but through `pd`, for a process that ends after it (the command line's trec_eval output)."
+    if "pandas" in sys.modules:
+        yield
+        return
+    guard = _PandasGuard()
+    sys.meta_path.insert(0, guard)
+    try: yield
+    finally: sys.meta_path.remove(guard)
+
+def _is_frame(x) -> bool:
+    "Whether `x` is a pandas DataFrame, without importing pandas (no frame exists before pandas is imported)."
+    m = sys.modules.get("pandas")
+    return m is not None and isinstance(x, m.DataFrame)
+
+_NUMPY_TYPES = {"float": "float32", "double": "float64", "halffloat": "float16", "bool": "bool",
+                **{t: t for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}}
+
+def _to_numpy(a) -> np.ndarray:
+    "An Arrow array (chunked or not) of numbers or booleans as a new numpy array, read from its buffers where it has "
+    "no nulls: pyarrow's own `to_numpy` imports pandas, which reading and encoding runs do not need."
+    chunks = a.chunks if isinstance(a, pa.ChunkedArray) else [a]
+    name = _NUMPY_TYPES.get(str(a.type))
+    if name is None or any(c.null_count for c in chunks):
+        return a.to_numpy() if isinstance(a, pa.ChunkedArray) else a.to_numpy(zero_copy_only=False)
+    parts = [np.zeros(0, name)]
+    for c in chunks:
+        if not len(c): continue
+        if name == "bool":
+            bits = np.unpackbits(np.frombuffer(c.buffers()[1], np.uint8), bitorder="little")
+            parts.append(bits[c.offset:c.offset + len(c)].astype(bool))
+        else:
+            dt = np.dtype(name)
+            parts.append(np.frombuffer(c.buffers()[1], dt, count=len(c), offset=c.offset * dt.itemsize))
+    return np.concatenate(parts)
+
+class _Columns:
+    "Named columns of equal length (Arrow strings, numpy numbers): what the readers give where no DataFrame is asked for."
+    def __init__(self, cols: dict): self._cols = dict(cols)
+    def __getitem__(self, name: str): return self._cols[name]
+    def __setitem__(self, name: str, col): self._cols[name] = col
+    def __len__(self) -> int: return len(next(iter(self._cols.values()))) if self._cols else 0
+    @property
+    def columns(self) -> list: return list(self._cols)
+    def copy(self) -> _Columns: return _Columns(self._cols)
+    def take(self, rows: np.ndarray) -> _Columns:
+        "The rows `rows`, in that order."
+        return _Columns({k: v.take(pa.array(rows)) if isinstance(v, (pa.Array, pa.ChunkedArray)) else np.asarray(v)[rows]
+                         for k, v in self._cols.items()})
+    def to_frame(self):
+        "The same columns as a pandas DataFrame (strings as pandas' Arrow-backed `str`)."
+        return pd.DataFrame({k: _str_column(v) if isinstance(v, (pa.Array, pa.ChunkedArray)) else v
+                             for k, v in self._cols.items()}, copy=False)
+
 
 # %% ../../nbs/00a_read.ipynb #cf1c2b52
 def progress(iterable=None, total=None, desc: str | None = None, **kw):
@@ -383,15 +479,16 @@ def _constant(value: str, n: int, offsets: dict | None = None) -> pa.Array:
     if (n, len(b)) not in offsets: offsets[n, len(b)] = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * len(b))
     return pa.LargeStringArray.from_buffers(n, offsets[n, len(b)], pa.py_buffer(b * n))
 
-_STR = pd.StringDtype("pyarrow", na_value=np.nan)      # pandas' `str` dtype: strings kept in Arrow buffers
-
 def _str_column(arr) -> pd.Series:
-    "A pandas `str` column over Arrow large strings, without copying them."
+    "A pandas `str` column over Arrow large strings, without copying them (pandas' `str` dtype: strings kept in Arrow buffers)."
     if isinstance(arr, pa.Array): arr = pa.chunked_array([arr], type=arr.type)
-    return pd.Series(pd.arrays.ArrowStringArray(arr, dtype=_STR), copy=False)
+    return pd.Series(pd.arrays.ArrowStringArray(arr, dtype=pd.StringDtype("pyarrow", na_value=np.nan)), copy=False)
 
-def _runs_frame(system, query, doc, score: np.ndarray) -> pd.DataFrame:
-    "A runs frame from its columns, sharing their buffers (Arrow strings, the float64 scores)."
+def _runs_frame(system, query, doc, score: np.ndarray, frame: bool = True) -> pd.DataFrame:
+    "A runs frame from its columns, sharing their buffers (Arrow strings, the float64 scores); `frame=False`: the same as `_Columns`."
+    if not frame:
+        ch = lambda a: pa.chunked_array([a], type=a.type) if isinstance(a, pa.Array) else a
+        return _Columns({"system": ch(system), "query": ch(query), "doc": ch(doc), "score": score})
     return pd.DataFrame({"system": _str_column(system), "query": _str_column(query), "doc": _str_column(doc),
                          "score": score}, copy=False)
 
@@ -401,9 +498,9 @@ def _encoded(arr) -> tuple[pa.Array, np.ndarray]:
     if isinstance(arr, pa.ChunkedArray) and arr.num_chunks != 1:
         if arr.num_chunks == 0: return pa.array([], arr.type), np.zeros(0, np.int32)
         enc = pc.dictionary_encode(arr, memory_pool=_POOL)            # the chunks share one dictionary
-        return enc.chunk(0).dictionary, np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in enc.chunks])
+        return enc.chunk(0).dictionary, np.concatenate([_to_numpy(c.indices) for c in enc.chunks])
     enc = pc.dictionary_encode(arr.chunk(0) if isinstance(arr, pa.ChunkedArray) else arr, memory_pool=_POOL)
-    return enc.dictionary, enc.indices.to_numpy(zero_copy_only=False)
+    return enc.dictionary, _to_numpy(enc.indices)
 
 def _take(arr, idx: np.ndarray) -> pa.Array:
     "`arr.take(idx)` done chunk by chunk (Arrow's take on a chunked array first concatenates all its chunks)."
@@ -430,7 +527,7 @@ def _run_starts(col: pa.ChunkedArray) -> np.ndarray:
     ch = pc.not_equal(col.slice(1), col.slice(0, n - 1), memory_pool=_POOL)
     out, at = [np.zeros(1, np.int64)], 1
     for c in ch.chunks:
-        out.append(np.flatnonzero(c.to_numpy(zero_copy_only=False)) + at)
+        out.append(np.flatnonzero(_to_numpy(c)) + at)
         at += len(c)
     return np.concatenate(out)
 
@@ -573,7 +670,7 @@ def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False,
         _check_lines(path, lines(), 6, {4: "float"}, "run")
     if check and _maybe_duplicates([cols["query"], cols["doc"]] + ([cols["tag"]] if tag else [])):
         df = _runs_frame(cols["tag"] if tag else _constant(name, len(cols["score"])), cols["query"], cols["doc"],
-                         cols["score"].to_numpy())
+                         _to_numpy(cols["score"]))
         keep = pa.array(~_dedupe_mask(df, path, duplicates, lambda: line_numbers(lines())))
         cols = {k: v.filter(keep) for k, v in cols.items()}
     return cols
@@ -595,7 +692,7 @@ def read_run(path,                      # a TREC run file, plain or gzip
     cols = _run_arrays(path, name, duplicates, comments, max_bytes)
     n = len(cols["score"])
     return mark_unique(_runs_frame(cols["tag"] if tag else _constant(name, n), cols["query"], cols["doc"],
-                                    cols["score"].to_numpy()))
+                                    _to_numpy(cols["score"])))
 
 # %% ../../nbs/00a_read.ipynb #a5c901bc
 def run_files(spec, # a run file, a directory of run files, a glob, or `-` (standard input)
@@ -673,8 +770,10 @@ def system_files(files: list  # run files
 
 # %% ../../nbs/00a_read.ipynb #8704b26c
 def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments: bool, max_bytes: int | None,
-                check: bool = True) -> pd.DataFrame:
-    "The runs frame of these files (`check=False`: no duplicate check, the caller makes it)."
+                check: bool = True, frame: bool = True) -> pd.DataFrame:
+    "The runs frame of these files (`check=False`: no duplicate check, the caller makes it; `frame=False`: the same "
+    "columns as `_Columns`, no pandas, for files named by their file names)."
+    if not frame and tag: raise ValueError("frame=False reads systems named by their files (tag=False)")
     def one(f):
         if not os.path.exists(f): raise FileNotFoundError(f"{f}: no such run file")
         return _run_arrays(f, None if tag else system_name(f), duplicates, comments, max_bytes, check)
@@ -686,7 +785,7 @@ def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments:
     offsets = {}      # files of as many lines and names of one length share one offsets buffer
     system = col("tag") if tag else pa.chunked_array(
         [_constant(system_name(f), len(p["score"]), offsets) for f, p in zip(files, parts)], pa.large_string())
-    df = _runs_frame(system, col("query"), col("doc"), np.concatenate([p["score"].to_numpy() for p in parts]))
+    df = _runs_frame(system, col("query"), col("doc"), np.concatenate([_to_numpy(p["score"]) for p in parts]), frame)
     keys = ["system", "query", "doc"]
     if tag and _maybe_duplicates([_chunked(df[k]) for k in keys]):   # a tag may be spread over several files: a
         dup = df.duplicated(keys, keep=False)                        # (system, query, doc) must still come once
@@ -700,7 +799,7 @@ def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments:
                                  "appears in more than one file; pass duplicates='first' to keep the first")
             df = df[~df.duplicated(["system", "query", "doc"])].reset_index(drop=True)
     _trim()
-    return mark_unique(df) if check else df
+    return mark_unique(df) if check and frame else df
 
 # %% ../../nbs/00a_read.ipynb #e0d66c69
 def read_runs(paths,                     # a list of run files, a directory or a glob
@@ -764,7 +863,7 @@ def _grades(path, col: pa.ChunkedArray, data) -> np.ndarray:
             if not _GRADE_BYTES[b].all(): _check_lines(path, data, 4, {3: "int"}, "qrels")
             plus = plus or bool((b == 43).any())
     if plus: col = pc.replace_substring_regex(col, r"^\+", "", max_replacements=1)
-    try: return pc.cast(col, pa.int64()).to_numpy()
+    try: return _to_numpy(pc.cast(col, pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowTypeError):   # '1-2', '+', more digits than an int64 holds
         _check_lines(path, data, 4, {3: "int"}, "qrels")
         raise TrecFormatError(path, None, "cannot read the grades as integers") from None
@@ -774,6 +873,7 @@ def read_qrels(path,                  # a TREC qrels file, plain or gzip
                *,
                comments: bool = False,   # skip comment lines as trec_eval 10.0 does: one line starting with `#` at a time (others refused)
                max_bytes: int | None = None,  # refuse a file larger than this once decompressed (default 4 GiB, $IRINNOV_MAX_FILE_BYTES)
+               frame: bool = True,       # a DataFrame (False: the same columns without pandas, for the command line's trec_eval output)
               ) -> pd.DataFrame:
     "Read a TREC qrels file (plain or .gz) into `query, doc, grade` (plus `subtopic` with `subtopics=True`)."
     if not os.path.exists(path): raise FileNotFoundError(f"{path}: no such qrels file")
@@ -786,6 +886,12 @@ def read_qrels(path,                  # a TREC qrels file, plain or gzip
     grade = _grades(path, tbl.column("grade"), data)
     out = np.flatnonzero(np.abs(grade) > MAX_GRADE)
     if len(out): raise TrecFormatError(path, int(line_numbers(data)[out[0]]), _GRADE_RANGE.format(int(grade[out[0]])))
+    if not frame and not subtopics:        # the same checks: a possible repeat is settled on a frame (as below)
+        cols = _Columns({"query": tbl.column("query"), "doc": tbl.column("doc"), "grade": grade})
+        if _maybe_duplicates([_chunked(cols[k]) for k in ("query", "doc")]):
+            _check_qrels(cols.to_frame(), path, lambda: line_numbers(data))
+        _trim()
+        return cols
     df = pd.DataFrame({"query": tbl.column("query").to_pandas(), "doc": tbl.column("doc").to_pandas(), "grade": grade})
     if subtopics: df.insert(1, "subtopic", tbl.column("iter").to_pandas())
     df = _check_qrels(df, path, lambda: line_numbers(data))
@@ -1003,7 +1109,8 @@ def _check_qrels_frame(qrels: pd.DataFrame):
 def _qrels_input(qrels) -> pd.DataFrame:
     "The qrels checked as a file's are: a qrels frame as it is (a conflicting or repeated judgment is found while "
     "coding it), anything else through `as_qrels`; no judgment at all is refused, as an empty qrels file is."
-    if isinstance(qrels, pd.DataFrame) and {"query", "doc", "grade"} <= set(qrels.columns) and qrels["grade"].dtype.kind == "i":
+    if isinstance(qrels, _Columns): q = qrels          # read and checked by `read_qrels(frame=False)`
+    elif _is_frame(qrels) and {"query", "doc", "grade"} <= set(qrels.columns) and qrels["grade"].dtype.kind == "i":
         _check_qrels_frame(qrels)
         q = _check_qrels(qrels, "qrels") if "subtopic" in qrels.columns else qrels
     else: q = as_qrels(qrels)

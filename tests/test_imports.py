@@ -1,0 +1,97 @@
+"""What the command line imports: evaluating one run into trec_eval's text, `--version` and `--help` load neither
+pandas nor scipy, matplotlib, seaborn or Dask (pandas' import alone cost more than evaluating a run). Each command
+runs in a fresh process, as the `irinnov` command does (`main()` reading `sys.argv`); the modules are read from
+`sys.modules` when it returns."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("pandas", "scipy", "matplotlib", "seaborn", "dask")
+
+CHILD = """import json, sys
+from irinnov.cli import main
+sys.argv = ["irinnov"] + json.loads(sys.argv[1])
+code = main()
+sys.stdout.flush()
+print("\\n@@" + json.dumps({"code": code, "modules": sorted(m for m in sys.modules if m.split(".")[0] in %r)}))
+""" % (HEAVY,)
+
+QRELS = "301 0 d1 1\n301 0 d2 0\n301 0 d3 2\n302 0 d1 0\n302 0 d4 1\n"
+RUN = ("301 Q0 d1 1 3.0 t\n301 Q0 d2 2 2.0 t\n301 Q0 d5 3 2.0 t\n301 Q0 d3 4 1.0 t\n"
+       "302 Q0 d4 1 0.5 t\n302 Q0 d1 2 0.25 t\n")
+
+
+def command(args: list) -> tuple[int, str, list]:
+    "Run `irinnov ARGS` in a fresh process: its exit code, its output, the heavy modules loaded when it returned."
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", CHILD, json.dumps(args)], capture_output=True, text=True, env=env,
+                       cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out, _, tail = r.stdout.rpartition("\n@@")
+    info = json.loads(tail)
+    return info["code"], out, info["modules"]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("imports")
+    (d / "qrels.txt").write_text(QRELS)
+    (d / "a.run").write_text(RUN)
+    (d / "b.run").write_text(RUN.replace("3.0", "0.1"))
+    return d
+
+
+def test_the_child_sees_what_it_loads(files):
+    "The check itself: a command that does need pandas (tsv output) is seen loading it (else the others pass vacuously)."
+    code, out, mods = command(["evaluate", "-m", "map", "--format", "tsv", str(files / "qrels.txt"), str(files / "a.run")])
+    assert code == 0 and "pandas" in mods
+
+
+@pytest.mark.parametrize("args", [
+    ["-m", "map", "-m", "ndcg", "-m", "P.10"],
+    ["-q", "-c", "-m", "all_trec"],
+    ["-q", "-l", "2", "-M", "3", "-m", "official", "-m", "runid"],
+    ["-J", "-n", "-q", "-m", "AP", "-m", "P@10", "-m", "nDCG@10"],
+    ["--trec-eval", "10", "-q", "-c"],
+])
+def test_evaluating_a_run_imports_no_pandas(files, args):
+    "trec_eval's text of one run (and of two), for several options: printed from arrays, without pandas or the others."
+    for runs in ([files / "a.run"], [files / "a.run", files / "b.run"]):
+        code, out, mods = command(["evaluate", *args, str(files / "qrels.txt"), *map(str, runs)])
+        assert code == 0 and len(out.splitlines()) >= 2
+        assert mods == [], f"{args}: {mods[:5]}"
+
+
+def test_evaluate_prints_what_the_frames_print(files):
+    "The text printed from arrays is the text printed from the records table (the same options, in one process each)."
+    args = ["-q", "-c", "-m", "all_trec", str(files / "qrels.txt"), str(files / "a.run"), str(files / "b.run")]
+    _, arrays, mods = command(["evaluate", *args])
+    assert mods == []
+    # the records table's path: the same command with `--format table` asked through a measure list that holds an
+    # innovation-aware measure would differ in lines, so the comparison goes through the library's own records
+    from irinnov import metrics
+    from irinnov.cli import _fmt
+    from irinnov.conventions import EvalOptions
+    with pytest.warns(UserWarning, match="relstring"):      # (as the command says it, on stderr)
+        recs, _ = metrics.evaluate_files([str(files / "a.run"), str(files / "b.run")], str(files / "qrels.txt"), ["all_trec"],
+                                         options=EvalOptions(complete=True), per_query=True)
+    recs = metrics.evaluation_records(recs, {}, per_query=True)
+    lines = []
+    for s in recs["system"].unique():
+        lines.append(f"{'runid':<22}\tall\t{s}")
+        lines += [f"{m:<22}\t{q}\t{_fmt(v, i)}" for m, q, v, i in
+                  recs[recs.system == s][["measure", "query", "value", "integer"]].itertuples(index=False)]
+    assert arrays.splitlines() == lines
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["evaluate", "--help"]])
+def test_light_commands_import_nothing_heavy(args):
+    "`--version` and `--help` load neither pandas nor numpy's users."
+    code, out, mods = command(args)
+    assert code == 0 and out.strip()
+    assert mods == []
