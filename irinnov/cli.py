@@ -291,16 +291,7 @@ def _write(recs, fmt: str, several: bool, runid: bool):
     "Print the records: trec_eval's layout (`%-22s\\t%s\\t%6.4f`; a `runid` line opens each run when there are several, or where trec_eval prints it), tsv or json."
     out = sys.stdout
     if fmt == "table":
-        width = 22
-        last, summary_started = None, False
-        for s, m, q, v, integer, o in recs[["system", "measure", "query", "value", "integer", "_o"]].itertuples(index=False):
-            if s != last:
-                last, summary_started = s, False
-                if several: out.write(f"{'runid':<{width}}\tall\t{s}\n")
-            if o == 1 and not summary_started:
-                summary_started = True
-                if runid and not several: out.write(f"{'runid':<{width}}\tall\t{s}\n")
-            out.write(f"{m:<{width}}\t{q}\t{_fmt(v, integer)}\n")
+        _write_table(list(recs[["system", "measure", "query", "value", "integer", "_o"]].itertuples(index=False)), several, runid)
     elif fmt == "tsv":
         out.write("system\tmeasure\tquery\tvalue\n")
         for s, m, q, v in recs[["system", "measure", "query", "value"]].itertuples(index=False):
