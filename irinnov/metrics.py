@@ -318,14 +318,15 @@ def _empty_lists_nan(c: Campaign, present: np.ndarray, spec: MeasureSpec, table:
     return out
 
 def _evaluate(c: Campaign, specs: list, complete: bool, version: str, present: np.ndarray | None = None,
-              frame: bool = True):
+              frame: bool = True, coverage: bool = True):
     "Score tables, per-query listing mask and summaries of the measures on one campaign (`present`: the topics each run "
-    "answered, before its lists were cut or condensed); `frame=False`: (S, Q) arrays and an (S, M) array of summaries, no pandas."
+    "answered, before its lists were cut or condensed); `frame=False`: (S, Q) arrays and an (S, M) array of summaries, "
+    "no pandas; `coverage=False`: the runs' topics checked by the caller (a campaign evaluated a group of runs at a time)."
     specs = [s for s in specs if s.kind != "runid"]
     if present is None: present = c.lengths > 0              # (S, Q): the system has a list for the qrels topic
     tables = [_empty_lists_nan(c, present, s, spec_table(c, s, version) if frame else _values_array(c, s.kind, s.kw, version),
                                version) for s in specs]
-    check_coverage(present, c.systems, complete=complete, stacklevel=4)
+    if coverage: check_coverage(present, c.systems, complete=complete, stacklevel=4)
     listed = present | (complete and version == "10")        # trec_eval 10.0 -c -q also lists the missing topics
     n_judged_relevant = int((c.judged_grades()[2] > 0).sum())
     if not frame:
@@ -439,6 +440,56 @@ def _evaluate_arrays(c: Campaign, measures: list, options: EvalOptions) -> tuple
                                             present=c.lengths > 0, frame=False)
     return specs, values, listed, sums, any(s.kind == "runid" for s in all_specs), c.systems, c.topics
 
+# run lines encoded at once when the classic measures alone are asked (each scores a run by itself): the campaign's
+# arrays and the reader's batches of one group of runs in memory, not of them all (a million lines: one large run)
+_GROUP_ROWS = 1 << 20
+
+def _run_groups(runs) -> list | None:
+    "The run files in the campaign's order (systems sorted byte-wise), in consecutive groups of about `_GROUP_ROWS` "
+    "lines; None for one group, or what is not a list of files (standard input, frames: read as one campaign)."
+    from irinnov.core.encode import _file_batches
+    from irinnov.core.read import run_file_paths, system_files
+    if not isinstance(runs, (str, os.PathLike, list, tuple)): return None
+    files = run_file_paths(runs)
+    if not all(os.path.isfile(f) for f in files): return None      # (the campaign's reader says what is wrong)
+    names = system_files(files)
+    groups = _file_batches([names[n] for n in sorted(names, key=lambda n: n.encode())], _GROUP_ROWS)
+    return groups if len(groups) > 1 else None
+
+def _release():
+    "Hand the freed memory of Arrow's pool and of the C heap back to the system."
+    import pyarrow as pa
+    from irinnov.core.read import _trim
+    pa.default_memory_pool().release_unused()
+    _trim()
+
+def _evaluate_groups(groups: list, qrels, classic: list, options: EvalOptions):
+    "The classic measures' arrays (`_evaluate_arrays`) of the runs evaluated a group at a time, and the warnings one "
+    "campaign of them all gives; None where no run has a qrels topic (the whole campaign's reading says so, as it says it)."
+    from irinnov.core.encode import prepare_files
+    from irinnov.core.read import _qrels_input
+    version = options.trec_eval
+    all_specs = expand_measures(classic, threshold=options.threshold, trec_eval_version=version)
+    runid = any(s.kind == "runid" for s in all_specs)
+    parts, present, systems = [], [], []
+    for i, group in enumerate(groups):
+        c = prepare_files(group, qrels, score_dtype=options.score_dtype, depth=options.read_depth,
+                          comments=version == "10", ragged=True, disjoint="ignore")
+        if i == 0 and isinstance(qrels, (str, os.PathLike)): qrels = _qrels_input(qrels)   # (read once)
+        present.append(c.lengths > 0)
+        systems.append(c.systems)
+        specs, tables, listed, sums = _evaluate(options.lists(c), all_specs, options.complete, version,
+                                                present=present[-1], frame=False, coverage=False)
+        parts.append((tables, listed, sums, c.topics))
+        del c, tables
+        _release()                  # (the group's freed pages back to the system before the next group is read)
+    present = np.concatenate(present)
+    if not present.any(): return None
+    check_coverage(present, np.concatenate(systems), complete=options.complete, stacklevel=4)
+    tables = [np.concatenate([p[0][j] for p in parts]) for j in range(len(specs))]
+    return (specs, tables, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]), runid,
+            np.concatenate(systems), parts[0][3])
+
 def evaluate_files(runs, # run files (paths), or anything `irinnov.trec.prepare_files` reads
                    qrels: QrelsLike, # the qrels (a frame, or a file)
                    classic=(), # trec_eval's names and sets or classic measure names (`irinnov.metrics.expand_measures`)
@@ -451,6 +502,12 @@ def evaluate_files(runs, # run files (paths), or anything `irinnov.trec.prepare_
                   ) -> tuple:
     "trec_eval's records of the classic measures (or None) and a score table per other measure, from run files read a batch at a time."
     from irinnov.core.encode import prepare_files
+    # trec_eval's text of the classic measures, each scoring a run alone: a group of runs at a time in memory (the
+    # tables keep one campaign of them all: a list's padding, the campaign's deepest list, can move a value's last bit)
+    groups = None if frame or innovation or tag or not classic else _run_groups(runs)
+    if groups is not None:
+        out = _evaluate_groups(groups, qrels, list(classic), options)
+        if out is not None: return out, {}
     c = prepare_files(runs, qrels, score_dtype=options.score_dtype, depth=options.read_depth, tag=tag,
                       comments=options.trec_eval == "10", ragged=True)
     if not frame:

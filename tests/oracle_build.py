@@ -5,9 +5,13 @@ are never copied into the project: they are built from the shared folder, and th
 there is no such folder or no C compiler."""
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import io
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -29,7 +33,17 @@ def why_not() -> str | None:
 PRINTERS = ("meas_print_final.c", "meas_print_single.c")
 
 
-def _make(src: Path, d: Path, precise: bool) -> Path:
+def _signature(src: Path) -> str:
+    "A digest of the sources' names, sizes and modification times: a changed source gets a new build."
+    h = hashlib.sha256(str(src.resolve()).encode())
+    for f in sorted(src.rglob("*")):
+        if f.is_file():
+            st = f.stat()
+            h.update(f"{f.relative_to(src)}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()[:16]
+
+
+def _compile(src: Path, d: Path, precise: bool) -> Path:
     if not d.exists():
         shutil.copytree(src, d)
         if precise:     # the copy prints every value with 17 significant digits instead of 4 decimals
@@ -39,6 +53,29 @@ def _make(src: Path, d: Path, precise: bool) -> Path:
     r = subprocess.run(["make", "-s", "-C", str(d)], capture_output=True, text=True)
     binary = d / "trec_eval"
     if r.returncode or not binary.is_file(): raise RuntimeError(f"building {d.name} failed: {r.stderr.strip()[:300]}")
+    return binary
+
+
+def _make(src: Path, d: Path, precise: bool) -> Path:
+    """The binary of `src` (printing 17 significant digits if `precise`), built once per machine and sources.
+
+    The test workers and notebooks share one build under the system's temporary folder, made under a file lock into a
+    scratch folder and renamed into place, so no process ever runs a half-built binary; `d` is where it is built when
+    that folder cannot be written."""
+    cache = Path(tempfile.gettempdir()) / f"irinnov-trec-eval-{os.getuid()}"
+    final = cache / f"{src.name}-{'precise' if precise else 'released'}-{_signature(src)}"
+    binary = final / "trec_eval"
+    if binary.is_file(): return binary
+    try: cache.mkdir(parents=True, exist_ok=True)
+    except OSError: return _compile(src, d, precise)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not binary.is_file():
+            scratch = Path(tempfile.mkdtemp(dir=cache, prefix=".build-"))
+            try:
+                _compile(src, scratch / "src", precise)
+                os.replace(scratch / "src", final)
+            finally: shutil.rmtree(scratch, ignore_errors=True)
     return binary
 
 
@@ -66,8 +103,11 @@ def run(binary, qrels, run_file, *flags) -> tuple[int, dict, str]:
 def run_frame(binary, qrels, run_file, *flags) -> tuple[int, pd.DataFrame, str]:
     "Run trec_eval; returns (exit code, its output as a frame (measure, query, value), stderr)."
     r = subprocess.run([str(binary), *flags, str(qrels), str(run_file)], capture_output=True, text=True)
-    rows = [line.split() for line in r.stdout.splitlines()]
-    df = pd.DataFrame([x for x in rows if len(x) == 3], columns=["measure", "query", "value"])
+    cols = ["measure", "query", "value"]
+    if not r.stdout.strip(): return r.returncode, pd.DataFrame(columns=cols, dtype=object), r.stderr
+    # trec_eval prints `measure<spaces>\tquery\tvalue`: three whitespace-separated fields, read by pandas' C parser
+    df = pd.read_csv(io.StringIO(r.stdout), sep=r"\s+", header=None, names=cols, dtype=str, keep_default_na=False,
+                     engine="c")
     return r.returncode, df, r.stderr
 
 
