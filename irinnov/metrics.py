@@ -467,11 +467,12 @@ def _evaluate_groups(groups: list, qrels, classic: list, options: EvalOptions):
     "The classic measures' arrays (`_evaluate_arrays`) of the runs evaluated a group at a time, and the warnings one "
     "campaign of them all gives; None where no run has a qrels topic (the whole campaign's reading says so, as it says it)."
     from irinnov.core.encode import prepare_files
-    from irinnov.core.read import _qrels_input
+    from irinnov.core.read import _qrels_input, progress
     version = options.trec_eval
     all_specs = expand_measures(classic, threshold=options.threshold, trec_eval_version=version)
     runid = any(s.kind == "runid" for s in all_specs)
     parts, present, systems = [], [], []
+    bar = progress(total=sum(map(len, groups)), desc="evaluating run files", unit="file")
     for i, group in enumerate(groups):
         c = prepare_files(group, qrels, score_dtype=options.score_dtype, depth=options.read_depth,
                           comments=version == "10", ragged=True, disjoint="ignore")
@@ -483,6 +484,8 @@ def _evaluate_groups(groups: list, qrels, classic: list, options: EvalOptions):
         parts.append((tables, listed, sums, c.topics))
         del c, tables
         _release()                  # (the group's freed pages back to the system before the next group is read)
+        bar.update(len(group))
+    bar.close()
     present = np.concatenate(present)
     if not present.any(): return None
     check_coverage(present, np.concatenate(systems), complete=options.complete, stacklevel=4)
