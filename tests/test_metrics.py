@@ -317,6 +317,35 @@ def test_dict_of_dicts_and_paths(tmp_path):
         M.evaluate({"q1": {"a": float("nan")}}, qrels_d, ["map"])
 
 
+@pytest.mark.filterwarnings("ignore:runs without every one")
+@pytest.mark.parametrize("seed", range(4))
+def test_dict_of_dicts_against_pytrec_eval(seed):
+    "Random {query: {doc: score}} and {query: {doc: grade}} dicts against pytrec_eval, per topic: float and integer "
+    "scores with many ties (equal as float32 too), lists of uneven length, unjudged documents, documents judged only "
+    "for another topic, run topics missing from the qrels and qrels topics missing from the run, grades 0-3."
+    rng = np.random.default_rng(seed)
+    pool = [f"d{i}" for i in range(300)] + [f"D{i}x" for i in range(40)]
+    run_d, qrels_d = {}, {}
+    for t in range(60):
+        q = f"q{t}"
+        if t % 7 != 3:          # a qrels topic the run skips every seventh
+            judged = rng.choice(len(pool), size=int(rng.integers(1, 30)), replace=False)
+            qrels_d[q] = {pool[d]: int(rng.integers(0, 4)) for d in judged}
+        if t % 11 != 5:         # a run topic without judgments every eleventh (t = 5, 16, ...)
+            docs = rng.choice(len(pool), size=int(rng.integers(1, 120)), replace=False)
+            if t % 3 == 0: scores = rng.integers(0, 5, len(docs)).tolist()                   # integer scores
+            else: scores = (rng.integers(0, 8, len(docs)) / 8 + np.where(rng.random(len(docs)) < 0.3, 1e-12, 0)).tolist()
+            run_d[q] = dict(zip((pool[d] for d in docs), scores))
+    run_d["extra"] = {"d1": 1.0, "d2": 1.0}
+    names = {"map": "map", "ndcg_cut_10": "ndcg_cut_10", "P_5": "P_5", "recip_rank": "recip_rank"}
+    per = M.evaluate(run_d, qrels_d, list(names), per_topic=True)
+    got = pytrec_eval.RelevanceEvaluator(qrels_d, set(names)).evaluate(run_d)
+    assert got and set(got) <= {q for _, q in per.index}
+    for q, vals in got.items():
+        for m in names:
+            assert abs(per.loc[("run", q), m] - vals[m]) <= 1e-12, (q, m)
+
+
 def test_version_10_reads_comment_lines(tmp_path):
     "trec_eval 10.0 skips '#' lines in runs and qrels: so does evaluate(path, path, trec_eval_version='10'); 9.0.x refuses them."
     rp, qp = tmp_path / "run.txt", tmp_path / "qrels.txt"
