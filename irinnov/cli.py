@@ -536,12 +536,12 @@ def datasets_command(args, # the parsed command line
     "`irinnov datasets list|fetch NAME|verify NAME`."
     from irinnov import datasets
     if args.action == "list":
-        av = datasets.available()
-        w = max(av.name.str.len().max(), 4)
+        rows = datasets._available_rows()          # (no pandas: a table is not needed to print them)
+        w = max([len(r["name"]) for r in rows] + [4])
         print(f"{'name':<{w}}  {'files':>5}  description")
-        for r in av.itertuples():
-            print(f"{r.name:<{w}}  {r.files:>5}  {r.description}")
-            print(f"{'':<{w}}  {'':>5}  source: {r.source}")
+        for r in rows:
+            print(f"{r['name']:<{w}}  {r['files']:>5}  {r['description']}")
+            print(f"{'':<{w}}  {'':>5}  source: {r['source']}")
         return 0
     if not args.name: raise CliError(f"datasets {args.action} needs a dataset NAME", 2)
     info = _check_dataset(args.name)

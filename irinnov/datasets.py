@@ -21,8 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
-
+from .core.read import pd       # (pandas imported where a table is first made: not to list the datasets)
 from .names import name_of
 from .core.read import progress as _progress, read_qrels, read_run, read_runs, system_name
 from .core.campaign import Campaign
@@ -467,12 +466,15 @@ def load(name: str,                   # a registered dataset (see `available()`)
     return ds
 
 # %% ../nbs/01_datasets.ipynb #07de269f
+def _available_rows() -> list[dict]:
+    "The rows of `available()`, one dict a dataset, without pandas (for `irinnov datasets list`)."
+    _plugins()
+    return [{"name": i.name, "description": i.description, "source": i.source,
+             "files": len(i.files) if i.nist is None else 0} for i in REGISTRY.values()]
+
 def available() -> pd.DataFrame:
     "The registered datasets: name, description, source (pinned repository@commit or NIST) and number of files."
-    _plugins()
-    rows = [{"name": i.name, "description": i.description, "source": i.source,
-             "files": len(i.files) if i.nist is None else 0} for i in REGISTRY.values()]
-    return pd.DataFrame(rows, columns=["name", "description", "source", "files"])
+    return pd.DataFrame(_available_rows(), columns=["name", "description", "source", "files"])
 
 # %% ../nbs/01_datasets.ipynb #6b826c95
 def _pinned(*repos) -> str:

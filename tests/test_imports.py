@@ -1,7 +1,9 @@
 """What the command line imports: evaluating one run into trec_eval's text, `--version` and `--help` load neither
-pandas nor scipy, matplotlib, seaborn or Dask (pandas' import alone cost more than evaluating a run). Each command
-runs in a fresh process, as the `irinnov` command does (`main()` reading `sys.argv`); the modules are read from
-`sys.modules` when it returns."""
+pandas nor scipy, matplotlib, seaborn or Dask (pandas' import alone cost more than evaluating a run), nor
+pyarrow.compute (a Python wrapper built for each of Arrow's kernels when imported: the kernels are called by name)
+nor numpy.ma (which pyarrow's conversion of numpy arrays and `np.unique` import); `irinnov datasets list` loads neither
+pandas nor scipy. Each command runs in a fresh process, as the `irinnov` command does (`main()` reading `sys.argv`);
+the modules are read from `sys.modules` when it returns."""
 import json
 import os
 import subprocess
@@ -12,14 +14,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("pandas", "scipy", "matplotlib", "seaborn", "dask")
+ALSO = ("pyarrow.compute", "numpy.ma")      # modules, not packages: pyarrow and numpy themselves are needed
 
 CHILD = """import json, sys
 from irinnov.cli import main
 sys.argv = ["irinnov"] + json.loads(sys.argv[1])
 code = main()
 sys.stdout.flush()
-print("\\n@@" + json.dumps({"code": code, "modules": sorted(m for m in sys.modules if m.split(".")[0] in %r)}))
-""" % (HEAVY,)
+print("\\n@@" + json.dumps({"code": code, "modules": sorted(m for m in sys.modules if m.split(".")[0] in %r
+                                                           or any(m == a or m.startswith(a + ".") for a in %r))}))
+""" % (HEAVY, ALSO)
 
 QRELS = "301 0 d1 1\n301 0 d2 0\n301 0 d3 2\n302 0 d1 0\n302 0 d4 1\n"
 RUN = ("301 Q0 d1 1 3.0 t\n301 Q0 d2 2 2.0 t\n301 Q0 d5 3 2.0 t\n301 Q0 d3 4 1.0 t\n"
@@ -60,7 +64,8 @@ def test_the_child_sees_what_it_loads(files):
     ["--trec-eval", "10", "-q", "-c"],
 ])
 def test_evaluating_a_run_imports_no_pandas(files, args):
-    "trec_eval's text of one run (and of two), for several options: printed from arrays, without pandas or the others."
+    "trec_eval's text of one run (and of two), for several options: printed from arrays, without pandas or the others "
+    "(nor pyarrow.compute, nor numpy.ma)."
     for runs in ([files / "a.run"], [files / "a.run", files / "b.run"]):
         code, out, mods = command(["evaluate", *args, str(files / "qrels.txt"), *map(str, runs)])
         assert code == 0 and len(out.splitlines()) >= 2
@@ -95,3 +100,21 @@ def test_light_commands_import_nothing_heavy(args):
     code, out, mods = command(args)
     assert code == 0 and out.strip()
     assert mods == []
+
+
+def test_the_child_sees_pyarrow_compute():
+    "The check itself for the modules of ALSO: a process that imports them is seen loading them."
+    code, out, mods = command(["--version"])
+    assert "pyarrow.compute" not in mods
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", "import pyarrow.compute, numpy.ma\n" + CHILD, json.dumps(["--version"])],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    mods = json.loads(r.stdout.rpartition("\n@@")[2])["modules"]
+    assert "pyarrow.compute" in mods and "numpy.ma" in mods
+
+
+def test_listing_the_datasets_imports_no_pandas():
+    "`irinnov datasets list` prints the registry (the recommender dataset's module included) without pandas or scipy."
+    code, out, mods = command(["datasets", "list"])
+    assert code == 0 and "movielens-100k-recsys" in out and "trec-covid-round1" in out
+    assert mods == [], mods[:5]

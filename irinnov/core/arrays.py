@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from .read import _is_frame, _to_numpy, pd       # (pandas imported where a frame is first made)
-import pyarrow.compute as pc
+from .read import _arrow, _call, _pac, _unique, pc
 
 from .read import _POOL, _check_qrels, _chunked, _cpus
 from .order import _BLOCK, _Lists, _sorted_values
@@ -87,8 +87,8 @@ def _judged_codes(da: pa.ChunkedArray, vs: pa.Array, a: int, b: int) -> np.ndarr
     if b <= a: return out
     def part(lo, hi):
         at = lo - a
-        for c in pc.index_in(da.slice(lo, hi - lo), value_set=vs, memory_pool=_POOL).chunks:
-            out[at:at + len(c)] = _to_numpy(pc.fill_null(c, pa.scalar(UNJUDGED, pa.int32())))
+        for c in _call("index_in", [da.slice(lo, hi - lo)], _pac.SetLookupOptions(vs)).chunks:
+            out[at:at + len(c)] = _to_numpy(_call("coalesce", [c, pa.scalar(UNJUDGED, pa.int32())]))
             at += len(c)
     k = min(_cpus(), 4, max((b - a) // _SPLIT_ROWS, 1))    # a part per core, each of 2 M rows or more
     if k == 1: part(a, b)
@@ -120,15 +120,15 @@ def _place(runs: pd.DataFrame, L: _Lists, jd: _Judged, ltopic: np.ndarray, cell:
     score = np.asarray(runs["score"])
     if dc_all is not None: pass
     elif L.doc_values is not None:    # each distinct doc id matched once, then spread to the rows by integer code
-        per_value = _judged_codes(pa.chunked_array([L.doc_values]), pa.array(jd.judged, type=L.doc_values.type), 0,
+        per_value = _judged_codes(pa.chunked_array([L.doc_values]), _arrow(jd.judged, L.doc_values.type), 0,
                                   len(L.doc_values))
         dc_all = per_value[L.doc_rank] if len(per_value) else np.zeros(0, np.int32)
         L.doc_values = L.doc_rank = None     # not needed any more (the cache keeps the lists)
-    else: dc_all = _judged_codes(da, pa.array(jd.judged, type=da.type), 0, len(runs))
+    else: dc_all = _judged_codes(da, _arrow(jd.judged, da.type), 0, len(runs))
     # a batch of whole lists (≈ _BLOCK positions) at a time: the codes, scores and grades of its positions go
     # straight into the dense arrays, with temporaries of a few MB
     nl, width = len(L.lens), len(docs) // D if D else 0
-    edges = np.unique(np.r_[0, np.searchsorted(L.starts, np.arange(_BLOCK, len(runs), _BLOCK)), nl])
+    edges = _unique(np.r_[0, np.searchsorted(L.starts, np.arange(_BLOCK, len(runs), _BLOCK)), nl])
     for l0, l1 in zip(edges[:-1], edges[1:]):
         kp = keep[l0:l1]
         if D == 0 or not kp.any(): continue

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from .read import _is_frame, _to_numpy, pd       # (pandas imported where a frame is first made)
-import pyarrow.compute as pc
+from .read import _arrow, _call, _pac, _unique, pc
 
 from .read import _POOL, RUN_COLUMNS, _chunked, _encoded, _run_starts, _take, as_runs, mark_unique
 
@@ -65,7 +65,7 @@ def _string_order(d: pa.Array) -> np.ndarray:
     "Indices sorting distinct strings byte-wise (as UTF-8 sorts, as strcmp compares): by 8-byte keys where they "
     "suffice, else Arrow's string sort."
     order = _prefix_order(d)
-    return order if order is not None else _to_numpy(pc.array_sort_indices(d, memory_pool=_POOL))
+    return order if order is not None else _to_numpy(_call("array_sort_indices", [d]))
 
 def _sorted_values(arr, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
     "The distinct values of a string array sorted (byte-wise, as UTF-8 sorts) and each entry's index among them."
@@ -73,7 +73,7 @@ def _sorted_values(arr, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
     order = _string_order(dictionary)
     rank = np.empty(len(order), dtype if len(order) < 2 ** 31 else np.int64)
     rank[order] = np.arange(len(order))
-    values = np.array(dictionary.take(pa.array(order, pa.int64())).to_pylist(), dtype=object)
+    values = np.array(_call("take", [dictionary, np.asarray(order, np.int64)]).to_pylist(), dtype=object)
     return values, rank[idx]
 
 # %% ../../nbs/00b_order.ipynb #83f7593a
@@ -147,10 +147,10 @@ def _sort_ties(docs: pa.ChunkedArray, rows: np.ndarray, gid: np.ndarray) -> np.n
     out = np.empty_like(rows)
     cuts = np.r_[np.flatnonzero(np.diff(gid)) + 1, len(rows)]      # where each group ends
     step = max(_BLOCK // 4, 1)
-    edges = np.unique(np.r_[0, cuts[np.searchsorted(cuts, np.arange(step, len(rows), step))], len(rows)])
+    edges = _unique(np.r_[0, cuts[np.searchsorted(cuts, np.arange(step, len(rows), step))], len(rows)])
     for a, b in zip(edges[:-1], edges[1:]):
-        o = pc.sort_indices(pa.table({"g": gid[a:b], "d": _take(docs, rows[a:b])}),
-                            sort_keys=[("g", "ascending"), ("d", "descending")], memory_pool=_POOL)
+        o = _call("sort_indices", [pa.table({"g": _arrow(gid[a:b]), "d": _take(docs, rows[a:b])})],
+                  _pac.SortOptions(sort_keys=[("g", "ascending"), ("d", "descending")]))
         out[a:b] = rows[a:b][_to_numpy(o)]
     return out
 
@@ -170,14 +170,14 @@ def _lists(runs: pd.DataFrame, score_dtype: str = "float32") -> _Lists:
     if 4 * len(qstart) > n and score_dtype == "float32":
         return _lists_shuffled(runs, sa, qa, score, qstart=qstart)
     sstart = _run_starts(sa)
-    bstart = np.union1d(sstart, qstart)
+    bstart = _unique(np.r_[sstart, qstart])
     if 4 * len(bstart) > n and score_dtype == "float32":
         return _lists_shuffled(runs, sa, qa, score, qstart=qstart, sstart=sstart)
     systems, bsys = _sorted_values(_take(sa, bstart))
     queries, bq = _sorted_values(_take(qa, bstart))
     nq = max(len(queries), 1)
     bgrp, blens = bsys * nq + bq, np.diff(np.r_[bstart, n])
-    e = _in_order_ties(score, ftype, bstart) if len(np.unique(bgrp)) == len(bgrp) else None
+    e = _in_order_ties(score, ftype, bstart) if len(_unique(bgrp)) == len(bgrp) else None
     if e is not None:
         # every list in one block and already by score (as run files are written): only the ties move
         perm, starts, lens, lsys, lq = None, bstart, blens, bsys, bq
@@ -216,7 +216,7 @@ def _sorted_dict(col: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
     order = _string_order(dictionary)
     rank = np.empty(len(order), np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
-    return pc.take(dictionary, order, memory_pool=_POOL), rank[idx]
+    return _call("take", [dictionary, order]), rank[idx]
 
 _KEY_BITS = 64
 
@@ -304,8 +304,7 @@ def _repeated_rows(L: _Lists, codes: np.ndarray) -> tuple[int, int] | None:
 
 def _check_unique(runs: pd.DataFrame, L: _Lists):
     "Raise if a list holds a doc twice (for frames that no checked reader produced): one hashing pass, one sort."
-    rows = _repeated_rows(L, pc.dictionary_encode(_chunked(runs["doc"]).combine_chunks()).indices.to_numpy(
-        zero_copy_only=False))
+    rows = _repeated_rows(L, _to_numpy(_call("dictionary_encode", [_chunked(runs["doc"]).combine_chunks()]).indices))
     if rows is not None:
         i, j = rows
         r = runs.iloc[i]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow._compute as _pac
 import pyarrow.csv as pacsv
 
 # %% auto #0
@@ -36,6 +36,16 @@ class _LazyPandas:
         return getattr(pandas, name)
 
 pd = _LazyPandas()
+
+class _LazyCompute:
+    "pyarrow.compute, imported where one of its Python wrappers is first reached: the module builds a wrapper for each "
+    "of Arrow's several hundred kernels when imported, which cost a third of evaluating a run on the command line. "
+    "The kernels this module runs are called by name through `_call`, which needs no wrapper."
+    def __getattr__(self, name: str):
+        import pyarrow.compute
+        return getattr(pyarrow.compute, name)
+
+pc = _LazyCompute()
 
 class _PandasGuard:
     "A meta-path finder refusing `import pandas` to compiled code: pyarrow's conversions of numpy arrays import pandas "
@@ -104,6 +114,27 @@ def _to_numpy(a) -> np.ndarray:
             parts.append(np.frombuffer(c.buffers()[1], dt, count=len(c), offset=c.offset * dt.itemsize))
     return np.concatenate(parts)
 
+def _arrow(a, type=None) -> pa.Array:
+    "A numpy array as an Arrow array: numbers over their own buffer (booleans packed into bits), other values through "
+    "a list; pyarrow's conversion of a numpy array imports numpy.ma, only to ask whether the array is a masked one."
+    if not isinstance(a, np.ndarray): return pa.array(a, type, memory_pool=_POOL)
+    a = np.ascontiguousarray(a).reshape(-1)
+    if a.dtype == bool:
+        return pa.Array.from_buffers(pa.bool_(), len(a), [None, pa.py_buffer(np.packbits(a, bitorder="little"))])
+    if a.dtype.kind not in "iuf": return pa.array(a.tolist(), type, memory_pool=_POOL)
+    out = pa.Array.from_buffers(pa.from_numpy_dtype(a.dtype), len(a), [None, pa.py_buffer(a)])
+    return out if type is None or out.type == type else _call("cast", [out], _pac.CastOptions.safe(type))
+
+def _unique(a: np.ndarray) -> np.ndarray:
+    "The sorted distinct values of `a`, as `np.unique` gives them (which imports numpy.ma to ask whether `a` is masked)."
+    a = np.sort(a, axis=None)
+    return a[np.r_[True, a[1:] != a[:-1]]] if len(a) else a
+
+def _call(name: str, args: list, options=None):
+    "Arrow's compute kernel `name` on `args` (numpy arrays passed through `_arrow`), called without pyarrow.compute's "
+    "Python wrappers (`options`: the kernel's options object from `pyarrow._compute`, None for its defaults)."
+    return _pac.call_function(name, [_arrow(a) if isinstance(a, np.ndarray) else a for a in args], options, _POOL)
+
 class _Columns:
     "Named columns of equal length (Arrow strings, numpy numbers): what the readers give where no DataFrame is asked for."
     def __init__(self, cols: dict): self._cols = dict(cols)
@@ -115,7 +146,8 @@ class _Columns:
     def copy(self) -> _Columns: return _Columns(self._cols)
     def take(self, rows: np.ndarray) -> _Columns:
         "The rows `rows`, in that order."
-        return _Columns({k: v.take(pa.array(rows)) if isinstance(v, (pa.Array, pa.ChunkedArray)) else np.asarray(v)[rows]
+        return _Columns({k: _call("take", [v, np.asarray(rows, np.int64)]) if isinstance(v, (pa.Array, pa.ChunkedArray))
+                         else np.asarray(v)[rows]
                          for k, v in self._cols.items()})
     def to_frame(self):
         "The same columns as a pandas DataFrame (strings as pandas' Arrow-backed `str`)."
@@ -451,7 +483,7 @@ def _chunked(col) -> pa.ChunkedArray:
     arr = col if isinstance(col, (pa.Array, pa.ChunkedArray)) else (
         col.array.__arrow_array__() if hasattr(getattr(col, "array", None), "__arrow_array__") else pa.array(col))
     if isinstance(arr, pa.Array): arr = pa.chunked_array([arr])
-    if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type): arr = pc.cast(arr, pa.string())
+    if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type): arr = _call("cast", [arr], _pac.CastOptions.safe(pa.string()))
     return arr
 
 _UNIQUE: dict = {}     # id(doc array) -> weak refs to the (system, query, doc) arrays of a frame known to be duplicate-free
@@ -497,34 +529,34 @@ def _encoded(arr) -> tuple[pa.Array, np.ndarray]:
     "Dictionary encoding of a string array, chunked or not, without concatenating its chunks: (dictionary, indices)."
     if isinstance(arr, pa.ChunkedArray) and arr.num_chunks != 1:
         if arr.num_chunks == 0: return pa.array([], arr.type), np.zeros(0, np.int32)
-        enc = pc.dictionary_encode(arr, memory_pool=_POOL)            # the chunks share one dictionary
+        enc = _call("dictionary_encode", [arr])            # the chunks share one dictionary
         return enc.chunk(0).dictionary, np.concatenate([_to_numpy(c.indices) for c in enc.chunks])
-    enc = pc.dictionary_encode(arr.chunk(0) if isinstance(arr, pa.ChunkedArray) else arr, memory_pool=_POOL)
+    enc = _call("dictionary_encode", [arr.chunk(0) if isinstance(arr, pa.ChunkedArray) else arr])
     return enc.dictionary, _to_numpy(enc.indices)
 
 def _take(arr, idx: np.ndarray) -> pa.Array:
     "`arr.take(idx)` done chunk by chunk (Arrow's take on a chunked array first concatenates all its chunks)."
     idx = np.asarray(idx, dtype=np.int64)
     chunks = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    if len(chunks) <= 1: return pc.take(chunks[0] if chunks else pa.array([], arr.type), idx, memory_pool=_POOL)
+    if len(chunks) <= 1: return _call("take", [chunks[0] if chunks else pa.array([], arr.type), idx])
     bounds = np.cumsum([0] + [len(c) for c in chunks])
     ch = np.searchsorted(bounds, idx, side="right") - 1      # the chunk of each index (empty chunks never hit)
     o = None if (ch[1:] >= ch[:-1]).all() else np.argsort(ch, kind="stable")
     if o is not None: ch, idx = ch[o], idx[o]
     cut = np.searchsorted(ch, np.arange(len(chunks) + 1))
-    parts = [pc.take(chunks[c], idx[cut[c]:cut[c + 1]] - bounds[c], memory_pool=_POOL)
+    parts = [_call("take", [chunks[c], idx[cut[c]:cut[c + 1]] - bounds[c]])
              for c in range(len(chunks)) if cut[c + 1] > cut[c]]
     out = pa.concat_arrays(parts, memory_pool=_POOL) if parts else chunks[0].slice(0, 0)
     if o is None: return out
     back = np.empty(len(o), np.int64)
     back[o] = np.arange(len(o))
-    return pc.take(out, back, memory_pool=_POOL)
+    return _call("take", [out, back])
 
 def _run_starts(col: pa.ChunkedArray) -> np.ndarray:
     "First row of every run-length block of one string column."
     n = len(col)
     if n < 2: return np.zeros(n, np.int64)
-    ch = pc.not_equal(col.slice(1), col.slice(0, n - 1), memory_pool=_POOL)
+    ch = _call("not_equal", [col.slice(1), col.slice(0, n - 1)])
     out, at = [np.zeros(1, np.int64)], 1
     for c in ch.chunks:
         out.append(np.flatnonzero(_to_numpy(c)) + at)
@@ -666,13 +698,13 @@ def _run_arrays(path, name: str | None, duplicates: str, comments: bool = False,
     lines = lambda: data if data is not None else _normalise_ws(_strip_comments(_read_bytes(path, max_bytes))
                                                                  if comments else _read_bytes(path, max_bytes))[0]
     _long_id(path, {k: v for k, v in cols.items() if k != "score"}, lambda: line_numbers(lines()))
-    if pc.any(pc.is_nan(cols["score"])).as_py():
+    if _call("any", [_call("is_nan", [cols["score"]])]).as_py():
         _check_lines(path, lines(), 6, {4: "float"}, "run")
     if check and _maybe_duplicates([cols["query"], cols["doc"]] + ([cols["tag"]] if tag else [])):
         df = _runs_frame(cols["tag"] if tag else _constant(name, len(cols["score"])), cols["query"], cols["doc"],
                          _to_numpy(cols["score"]))
-        keep = pa.array(~_dedupe_mask(df, path, duplicates, lambda: line_numbers(lines())))
-        cols = {k: v.filter(keep) for k, v in cols.items()}
+        keep = _arrow(~_dedupe_mask(df, path, duplicates, lambda: line_numbers(lines())))
+        cols = {k: _call("filter", [v, keep]) for k, v in cols.items()}
     return cols
 
 # %% ../../nbs/00a_read.ipynb #08151517
@@ -862,8 +894,8 @@ def _grades(path, col: pa.ChunkedArray, data) -> np.ndarray:
             b = np.frombuffer(c.buffers()[2], np.uint8)[off[0]:off[-1]]
             if not _GRADE_BYTES[b].all(): _check_lines(path, data, 4, {3: "int"}, "qrels")
             plus = plus or bool((b == 43).any())
-    if plus: col = pc.replace_substring_regex(col, r"^\+", "", max_replacements=1)
-    try: return _to_numpy(pc.cast(col, pa.int64()))
+    if plus: col = _call("replace_substring_regex", [col], _pac.ReplaceSubstringOptions(r"^\+", "", max_replacements=1))
+    try: return _to_numpy(_call("cast", [col], _pac.CastOptions.safe(pa.int64())))
     except (pa.ArrowInvalid, pa.ArrowTypeError):   # '1-2', '+', more digits than an int64 holds
         _check_lines(path, data, 4, {3: "int"}, "qrels")
         raise TrecFormatError(path, None, "cannot read the grades as integers") from None
