@@ -497,13 +497,16 @@ def stability(table: pd.DataFrame,       # a score table (systems × topics)
     means = X @ mask.T / T                                      # (S, trials); the direction does not matter
     ia, ib = _pairs(S)
     wa, wb = np.empty(len(ia), np.int64), np.empty(len(ia), np.int64)
-    for s0 in range(0, len(ia), 2000):
-        ma, mb = means[ia[s0:s0 + 2000]], means[ib[s0:s0 + 2000]]
+    at = 0
+    for a in range(S - 1):                 # system a against every b > a (the pairs in `_pairs` order)
+        ma, mb = means[a], means[a + 1:]
         d = ma - mb
         # the tie band: f (absolute) or f·max(|a|, |b|) of the trial's two means (relative)
         f = fuzziness * np.maximum(np.abs(ma), np.abs(mb)) if relative else fuzziness
         # a gap within 1e-12 of the band is a tie: float noise in the means must not decide a win
-        wa[s0:s0 + 2000], wb[s0:s0 + 2000] = (d > f + 1e-12).sum(1), (d < -f - 1e-12).sum(1)
+        wa[at:at + len(d)] = np.count_nonzero(d > f + 1e-12, axis=1)
+        wb[at:at + len(d)] = np.count_nonzero(d < -f - 1e-12, axis=1)
+        at += len(d)
     best = np.maximum(wa, wb)
     stab = best / trials
     value = float(best.sum() / (trials * len(best)))           # exact integer sum, one division: machine-independent
