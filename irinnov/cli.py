@@ -397,6 +397,8 @@ def report_command(args, # the parsed command line
     from irinnov.measures import parse_measure
     from irinnov.report import campaign_report, claim_output, official_measures, write_report
     from irinnov.core.read import read_qrels, read_runs
+    from irinnov.core.encode import prepare_files
+    from irinnov.core.campaign import Campaign
     if "ipykernel" not in sys.modules:
         import matplotlib
         matplotlib.use("Agg")
@@ -425,13 +427,16 @@ def report_command(args, # the parsed command line
         if name:
             from irinnov import datasets
             ds = datasets.load(name, path=args.path, mirror=args.mirror, progress=True)
-            runs, qrels = ds.runs, ds.qrels
+            qrels = ds.qrels
+            files = None if (mine is not None or args.tag or wants_dask(args)) else ds.run_files()
+            # one system per file: encoded a batch of files at a time (no frame of all the runs, read once)
+            runs = prepare_files(files, qrels, depth=opts.depth) if files else ds.runs
             meta = _label_columns(ds.meta) if "meta" in ds.parts else None
             title = args.title or (f"Your runs against {name}" if args.against else f"{name}: irinnov campaign report")
         else:
             qrels = read_qrels(args.files[0])
             runs = run_paths(args.files[1:], recursive=getattr(args, "recursive", False))           # on Dask the workers read them, each file in its own task
-            if not wants_dask(args): runs = read_runs(runs, tag=args.tag)
+            if not wants_dask(args): runs = prepare_files(runs, qrels, depth=opts.depth, tag=args.tag)
             meta, title = None, args.title or "irinnov campaign report"
         teams = None
         if args.team_rarity:
@@ -448,7 +453,7 @@ def report_command(args, # the parsed command line
                                               trials=args.trials, seed=args.seed, n_shards=args.shards,
                                               progress=sys.stderr.isatty())
         else:
-            rep = campaign_report(runs, qrels, measures, k=args.k, reference=args.reference, official=official,
+            rep = campaign_report(runs, None if isinstance(runs, Campaign) else qrels, measures, k=args.k, reference=args.reference, official=official,
                                   tests=args.tests, alpha=args.alpha, B=args.B, trials=args.trials, seed=args.seed,
                                   meta=meta, teams=teams, against=mine, depth=opts.depth, threshold=opts.threshold,
                                   reusability=args.reusability)

@@ -23,7 +23,7 @@ from typing import Callable
 
 from .core.read import pd       # (pandas imported where a table is first made: not to list the datasets)
 from .names import name_of
-from .core.read import progress as _progress, read_qrels, read_run, read_runs, system_name
+from .core.read import progress as _progress, read_qrels, read_run, read_runs, system_files, system_name
 from .core.campaign import Campaign
 from .core.encode import prepare
 
@@ -361,6 +361,13 @@ def dataset_name(name: str, # irinnov's name of a dataset (`irinnov datasets lis
     raise ValueError(f"name: unknown dataset {name!r}; {hint}available: {', '.join(known)}")
 
 # %% ../nbs/01_datasets.ipynb #7b104029
+def _runs_part(read: Callable, # the part: the runs frame, read on first use
+               files: Callable, # {system: file} of its run files, one system each (`Dataset.run_files`)
+              ) -> Callable:
+    "A dataset's `runs` part that also says which file holds each system."
+    read.files = files
+    return read
+
 class Dataset:
     "A loaded dataset: `.runs`, `.qrels`, `.meta` (and e.g. `.topics`, `.diversity_qrels`), parsed on first use."
     def __init__(self, name: str, parts: dict, root: Path | None = None, missing: list | None = None,
@@ -383,6 +390,11 @@ class Dataset:
 
     @property
     def parts(self) -> list: return list(self._parts)
+
+    def run_files(self) -> dict | None:
+        "The run files by system, {system: file}, when each holds one system (what `prepare_files` encodes a batch at a time, with no frame of all the runs); None when the dataset does not say."
+        files = getattr(self._parts.get("runs"), "files", None)
+        return None if files is None else dict(files())
 
     def campaign(self, **kw) -> Campaign:
         "The encoded campaign `irinnov.trec.prepare(runs, qrels, **kw)`, built once per keyword set."
@@ -500,7 +512,8 @@ def _covid_round_parts(n: int, local) -> dict:
     runs = sorted(p for p in SOURCES[_COVID].sums if p.startswith(f"round{n}/runs/"))
     qrels = f"round1/qrels/qrels-rnd1.txt" if n == 1 else f"qrels/qrels.covid-round{n}.txt"
     board = lambda: read_leaderboard(local(_COVID, f"round{n}/leaderboard.csv"))
-    return {"runs": lambda: read_runs([local(_COVID, p) for p in runs]),
+    return {"runs": _runs_part(lambda: read_runs([local(_COVID, p) for p in runs]),
+                               lambda: system_files([local(_COVID, p) for p in runs])),
             "qrels": lambda: read_qrels(local(_COVID if n == 1 else _ANSERINI, qrels)),
             "meta": board, "leaderboard": board}
 
@@ -650,7 +663,9 @@ def _dl_parts(year: int, local) -> dict:
         missing = sorted(set(tags) - set(b.index))
         if missing: raise ValueError(f"{doc('results.md')}: no official summary for run(s) {', '.join(missing)}")
         return b.loc[tags].sort_index().dropna(axis=1, how="all")
-    return {"runs": lambda: read_runs([local(_DLRUNS, p) for p in runs], tag=True),
+    # each file holds the one tag its name ends with (the pinned files: a test reads them all)
+    return {"runs": _runs_part(lambda: read_runs([local(_DLRUNS, p) for p in runs], tag=True),
+                               lambda: {t: local(_DLRUNS, p) for t, p in zip(tags, runs)}),
             "qrels": lambda: read_qrels(local(_ANSERINI, f"qrels/qrels.dl{yy}-passage.txt")),
             "meta": meta, "leaderboard": board}
 

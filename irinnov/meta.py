@@ -124,10 +124,18 @@ def compare_orderings(tables: Mapping,   # name → score table or system scores
     if not isinstance(tables, Mapping) or len(tables) < 2: raise ValueError("tables: a dict of at least two score tables")
     names = list(tables)
     hib = {m: _orientation(tables[m], _named_orientation(higher_is_better, m), f"tables[{m!r}]") for m in names}
-    tau = pd.DataFrame([[kendall_tau(tables[r], tables[c], higher_is_better=(hib[r], hib[c])) for c in names]
-                        for r in names], index=names, columns=names)
-    tap = pd.DataFrame([[tau_ap(tables[r], tables[c], higher_is_better=(hib[r], hib[c])) for c in names]
-                        for r in names], index=names, columns=names)
+    # each ordering's oriented system scores once; a pair over the same systems is then two arrays in the row's
+    # system order (what `_aligned` gives it), any other pair is matched by name
+    scores = {m: system_scores(tables[m], oriented=True, higher_is_better=hib[m]) for m in names}
+    def pair(r, c):
+        a, b = scores[r], scores[c]
+        if len(a) == len(b) >= 2 and a.index.is_unique and b.index.is_unique:
+            j = np.arange(len(b)) if a.index.equals(b.index) else b.index.get_indexer(a.index)
+            if (j >= 0).all(): return round_significant(a.to_numpy(float)), round_significant(b.to_numpy(float)[j])
+        return _aligned(tables[r], tables[c], (hib[r], hib[c]))
+    pairs = {(r, c): pair(r, c) for r in names for c in names}
+    tau = pd.DataFrame([[kendall_tau_b(*pairs[r, c], digits=None) for c in names] for r in names], index=names, columns=names)
+    tap = pd.DataFrame([[_tau_ap(*pairs[r, c]) for c in names] for r in names], index=names, columns=names)
     out = pd.concat({"tau": tau, "tau_ap": tap}, axis=1)
     out.index.name = "reference"
     return out
@@ -272,6 +280,22 @@ def _perm_chunks(rng, B: int, n: int, S: int):
         b = min(_CHUNK, B - start)
         yield np.argsort(rng.random((b, n, S)), axis=2)
 
+_PERMS: dict = {}          # (seed, B, n, S) -> the relabellings of an integer seed, the last shape asked only
+_PERM_BYTES = 1 << 26      # kept when they take at most this (a report tests every measure with the same ones)
+
+def _relabellings(seed, B: int, n: int, S: int):
+    "The relabellings of `_perm_chunks(default_rng(seed), ...)`, chunk by chunk; those of an integer seed kept for the next table of the same shape (read-only)."
+    dt = np.int32 if S * S < 2 ** 31 else np.int64
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or B * n * S * np.dtype(dt).itemsize > _PERM_BYTES:
+        return _perm_chunks(np.random.default_rng(seed), B, n, S)
+    key = (int(seed), B, n, S)
+    if key not in _PERMS:
+        _PERMS.clear()
+        chunks = [p.astype(dt) for p in _perm_chunks(np.random.default_rng(seed), B, n, S)]
+        for p in chunks: p.setflags(write=False)
+        _PERMS[key] = chunks
+    return _PERMS[key]
+
 def _exceed_fraction(stat: np.ndarray, observed: np.ndarray, tol: float) -> np.ndarray:
     "For each observed value, the fraction of `stat` that is ≥ it (within tol)."
     s = np.sort(stat)
@@ -279,12 +303,12 @@ def _exceed_fraction(stat: np.ndarray, observed: np.ndarray, tol: float) -> np.n
 
 def _randomized_tukey_scores(X: np.ndarray, ia, ib, B: int, seed) -> np.ndarray:
     S, n = X.shape
-    rng = np.random.default_rng(seed)
-    Xt = X.T                                     # (n, S)
+    xt = np.ascontiguousarray(X.T).ravel()       # (n, S), flat: entry (q, s) at q·S + s
+    at = (np.arange(n) * S)[None, :, None]
     ranges = np.empty(B)
     i = 0
-    for perm in _perm_chunks(rng, B, n, S):
-        M = np.take_along_axis(np.broadcast_to(Xt, perm.shape), perm, axis=2).mean(1)   # (b, S)
+    for perm in _relabellings(seed, B, n, S):
+        M = xt.take(perm + at).mean(1)           # (b, S): X[perm[t, q, s], q], averaged over the topics q
         ranges[i:i + len(M)] = M.max(1) - M.min(1)
         i += len(M)
     m = X.mean(1)
@@ -473,13 +497,16 @@ def stability(table: pd.DataFrame,       # a score table (systems × topics)
     means = X @ mask.T / T                                      # (S, trials); the direction does not matter
     ia, ib = _pairs(S)
     wa, wb = np.empty(len(ia), np.int64), np.empty(len(ia), np.int64)
-    for s0 in range(0, len(ia), 2000):
-        ma, mb = means[ia[s0:s0 + 2000]], means[ib[s0:s0 + 2000]]
+    at = 0
+    for a in range(S - 1):                 # system a against every b > a (the pairs in `_pairs` order)
+        ma, mb = means[a], means[a + 1:]
         d = ma - mb
         # the tie band: f (absolute) or f·max(|a|, |b|) of the trial's two means (relative)
         f = fuzziness * np.maximum(np.abs(ma), np.abs(mb)) if relative else fuzziness
         # a gap within 1e-12 of the band is a tie: float noise in the means must not decide a win
-        wa[s0:s0 + 2000], wb[s0:s0 + 2000] = (d > f + 1e-12).sum(1), (d < -f - 1e-12).sum(1)
+        wa[at:at + len(d)] = np.count_nonzero(d > f + 1e-12, axis=1)
+        wb[at:at + len(d)] = np.count_nonzero(d < -f - 1e-12, axis=1)
+        at += len(d)
     best = np.maximum(wa, wb)
     stab = best / trials
     value = float(best.sum() / (trials * len(best)))           # exact integer sum, one division: machine-independent

@@ -766,3 +766,22 @@ def test_trec_covid_round1_runs_cached_compressed(tmp_path):
     assert not _is_gz(tmp_path / "c" / "castorini/TREC-COVID/round1/qrels/qrels-rnd1.txt")
     assert D.verify("trec-covid-round1", path=tmp_path / "c").ok.all()
     assert ds.runs.system.nunique() == 143 and len(ds.runs) > 3_000_000
+
+
+@needs_mirror
+def test_run_files_encode_as_the_runs_frame():
+    "`Dataset.run_files` ({system: file}, DL's from the file names) encodes to the campaign of the runs frame (DL: read "
+    "with tag=True), array for array; each DL file holds the one tag its name ends with."
+    from irinnov.core.encode import prepare, prepare_files
+    from irinnov.core.read import read_run
+    for name in ("trec-dl-2020-passage", "trec-covid-round1"):
+        ds = D.load(name, progress=False)
+        files = ds.run_files()
+        frame = prepare(ds.runs, ds.qrels, keep_runs=False)
+        streamed = prepare_files(files, ds.qrels, keep_runs=False)
+        assert streamed.systems.tolist() == frame.systems.tolist() == sorted(files, key=str.encode)
+        for k in ("topics", "docs", "grades", "lengths", "judged_docs"):
+            assert np.array_equal(getattr(streamed, k), getattr(frame, k)), (name, k)
+        assert np.array_equal(streamed.scores, frame.scores, equal_nan=True), name
+        if name.startswith("trec-dl"):
+            for s, f in files.items(): assert read_run(f, tag=True).system.unique().tolist() == [s], (f, s)

@@ -11,6 +11,7 @@ import zlib
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -172,13 +173,15 @@ def _stamp(f) -> tuple:
     return st.st_size, st.st_mtime_ns
 
 # %% ../../nbs/00e_encode.ipynb #ce24bc99
-def _reread_fn(files: list, stamps: list, read_kw: dict, score_dtype: str, depth: int | None):
-    "A function building the ordered runs frame of a campaign encoded from files: the files read again, on first use."
+def _reread_fn(files: list, stamps: list, read_kw: dict, score_dtype: str, depth: int | None, rename: dict | None = None):
+    "A function building the ordered runs frame of a campaign encoded from files: the files read again, on first use "
+    "(`rename`: file-derived system name -> the system's name, for files named apart from their systems)."
     def ordered():
         for f, s in zip(files, stamps):
             if not os.path.exists(f) or _stamp(f) != s:
                 raise ValueError(f"{f}: the run file changed since the campaign was prepared; prepare it again")
         runs = read_runs(files, **read_kw)
+        if rename: runs["system"] = runs["system"].map(rename).astype(runs["system"].dtype)
         return _ordered_fn(runs, _lists(runs, score_dtype), depth)()
     return ordered
 
@@ -203,9 +206,15 @@ def _read_batch(files: list, read_kw: dict, score_dtype: str) -> tuple[pd.DataFr
 # %% ../../nbs/00e_encode.ipynb #c45399b9
 def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: int | None,
                   max_dense_bytes: int | None, disjoint: str, read_kw: dict, batch_rows: int | None,
-                  ragged: bool = False) -> Campaign:
+                  ragged: bool = False, names: dict | None = None) -> Campaign:
     "Encode run files a batch at a time (the next two read and ordered while one is placed): no frame of all the runs."
-    names = system_files(files)
+    # `names`: {system: file} for files named apart from their systems (a dataset's tags); a batch is read under the
+    # files' own names, renumbered to the systems' sorted order
+    rename = None
+    if names is not None:
+        rename = {system_name(f): n for n, f in names.items()}
+        if len(rename) != len(names): raise ValueError("names: two run files of one file name")
+    else: names = system_files(files)
     files = [names[n] for n in sorted(names, key=lambda n: n.encode())]     # systems sorted byte-wise, as Arrow sorts
     systems = np.array(sorted(names, key=lambda n: n.encode()), dtype=object)
     stamps = [_stamp(f) for f in files] if keep_runs else None
@@ -237,7 +246,14 @@ def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: 
             pending[i] = None
             if i + k < len(batches): pending.append(ahead.submit(read, batches[i + k]))
             nb = len(batch)
-            if list(L.systems) != list(systems[first:first + nb]):     # each file is one system, by name
+            if rename is not None:               # the batch's systems renumbered from file names to the systems' order
+                given = np.array([rename[str(s)] for s in L.systems], dtype=object)
+                if sorted(given.tolist(), key=lambda n: n.encode()) != list(systems[first:first + nb]):
+                    raise RuntimeError(f"systems {given.tolist()[:3]} read from {batch[0]}... are not those expected")
+                local = {n: i for i, n in enumerate(systems[first:first + nb])}
+                L = replace(L, system=np.array([local[n] for n in given], np.int64)[L.system].astype(L.system.dtype),
+                            systems=systems[first:first + nb])
+            elif list(L.systems) != list(systems[first:first + nb]):     # each file is one system, by name
                 raise RuntimeError(f"systems {list(L.systems)[:3]} read from {batch[0]}... are not those expected")
             ltopic, keep, Db = _kept(L, jd.topics, depth)
             over, Db = _apart(L, keep, depth, Db, cap)     # ragged: lists longer than the cap apart, whole
@@ -271,13 +287,13 @@ def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: 
         ahead.shutdown(wait=True)
         if bar is not None: bar.close()
     if not kept: _no_common_topics(np.unique(np.concatenate(queries)), jd.topics, disjoint)
-    runs_fn = _reread_fn(files, stamps, read_kw, score_dtype, depth) if keep_runs else None
+    runs_fn = _reread_fn(files, stamps, read_kw, score_dtype, depth, rename) if keep_runs else None
     return Campaign(systems=systems, topics=jd.topics, docs=docs.reshape(S, Q, D), grades=grades.reshape(S, Q, D),
                     scores=scores.reshape(S, Q, D), lengths=lengths, judged_docs=jd.judged, qrels=jd.qrels,
                     score_dtype=score_dtype, runs_fn=runs_fn, overflow=tuple(long))
 
 # %% ../../nbs/00e_encode.ipynb #7e28bc65
-def prepare_files(paths,                         # run files: a list, a directory or a glob
+def prepare_files(paths,                         # run files: a list, a directory or a glob; or {system: file}
                   qrels,                         # qrels (frame, file, dict, ...)
                   *,
                   score_dtype: str = "float32",  # compare scores as 'float32' (trec_eval 9.0.x) or 'float64'
@@ -293,6 +309,12 @@ def prepare_files(paths,                         # run files: a list, a director
                   ragged: bool = False,          # keep lists much longer than the rest apart, whole (`Campaign.overflow`)
                  ) -> Campaign:
     "Encode run files into a `Campaign` a batch of files at a time, never holding all the runs in one frame."
+    names = None
+    if isinstance(paths, dict):  # {system: file}: files named apart from their systems (a dataset that knows its tags)
+        if tag: raise ValueError("give either paths as {system: file} or tag=True, not both")
+        names = {str(n): Path(f) for n, f in paths.items()}
+        if not names: raise FileNotFoundError("paths: no run files given")
+        paths = list(names.values())
     if tag:      # a tag may span files, so the systems are known only once every file is read
         return prepare(read_runs(paths, tag=True, duplicates=duplicates, comments=comments, max_bytes=max_bytes),
                        qrels, score_dtype, keep_runs, depth=depth, max_dense_bytes=max_dense_bytes, disjoint=disjoint,
@@ -303,6 +325,6 @@ def prepare_files(paths,                         # run files: a list, a director
     read_kw = dict(duplicates=duplicates, comments=comments, max_bytes=max_bytes)
     c = _encode_files(run_file_paths(paths), qrels, score_dtype, keep_runs,
                       None if depth is None else int(depth), max_dense_bytes,
-                      disjoint, read_kw, batch_rows, ragged)
+                      disjoint, read_kw, batch_rows, ragged, names)
     _trim()
     return c

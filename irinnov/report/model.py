@@ -217,13 +217,22 @@ def rare_documents(runs: RunsLike, # a Campaign, or runs (with `qrels`)
                   ) -> pd.DataFrame:
     "The relevant documents a system ranks in its top k, with how many runs of the campaign retrieved each (anywhere in their lists), rarest first."
     c = prepare(runs, qrels)
-    S = len(c.systems)
-    si = name_indices(c.systems, [system], "system")[0]
+    return _rare_documents(c, _retrieved(c, threshold), system, k, max_runs)
+
+def _retrieved(c: Campaign, threshold: int) -> tuple:
+    "The relevant positions of every list, each one's (topic, doc) key, and how many runs retrieved each relevant (topic, doc)."
     ev = c.evaluated(threshold)
     rel = (c.grades >= threshold) & (c.docs >= 0) & ev[None, :, None]
     J = max(len(c.judged_docs), 1)
     key = np.broadcast_to(np.arange(len(c.topics))[None, :, None], c.docs.shape).astype(np.int64) * J + c.docs
-    keys, counts = np.unique(key[rel], return_counts=True)      # how many runs retrieved each relevant (topic, doc)
+    keys, counts = np.unique(key[rel], return_counts=True)
+    return rel, key, keys, counts
+
+def _rare_documents(c: Campaign, retrieved: tuple, system, k, max_runs) -> pd.DataFrame:
+    "`rare_documents` of one system, from the campaign's `_retrieved` counts (computed once for several systems)."
+    rel, key, keys, counts = retrieved
+    S = len(c.systems)
+    si = name_indices(c.systems, [system], "system")[0]
     mine = rel[si].copy()
     if k is not None: mine[:, k:] = False
     q, r = np.nonzero(mine)
@@ -544,9 +553,10 @@ def _why_rise(rep: CampaignReport, n: int = 3, docs: int = 10) -> pd.DataFrame:
     risers = rep.risers(n)
     risers = pd.concat([bonus_risers(rep, n=n)[["measure", "system"]],
                         risers[risers.measure.map(rep.families) == "novelty"][["measure", "system"]]])
-    parts = []
+    parts, retrieved = [], None
     for s, ms in risers.groupby("system", sort=False)["measure"]:
-        d = rare_documents(c, system=s, k=k).head(docs)
+        retrieved = retrieved or _retrieved(c, DEFAULT_THRESHOLD)     # (rare_documents' default level, as before)
+        d = _rare_documents(c, retrieved, s, k, None).head(docs)
         parts.append(d.assign(system=s, measures=", ".join(ms)))
     cols = ["system", "measures", "query", "doc", "grade", "rank", "runs", "rarity"]
     return pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
