@@ -475,9 +475,8 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     if agree: steps.append(("agreement", lambda: plot_agreement(rep)))
     steps.append(("power", lambda: plot_power(rep)))
     if reuse is not None and len(reuse.summary): steps.append(("reusability", lambda: reuse.plot().figure))
-    # the agreement heatmaps (hundreds of labels: the longest to draw) and the per-topic heatmap drawn by a second core
-    # meanwhile, about as long as the tables and the other figures here
-    late = {"agreement", "topics", "reusability"} if agree else {"shift"}
+    # the figures that take longest (the agreement heatmaps' hundreds of labels) drawn by a second core meanwhile
+    late = {"agreement", "reusability"} if agree else {"shift"}
     apart = _Apart([st for st in steps if st[0] in late])
     steps = [st for st in steps if st[0] not in late]
     try:
