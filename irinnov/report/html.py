@@ -10,8 +10,6 @@ import contextlib
 import html
 import io
 import os
-import pickle
-import sys
 import shutil
 import tempfile
 from pathlib import Path
@@ -87,53 +85,6 @@ def _svg(fig) -> str:
         fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
-
-def _cores() -> int:
-    try: return len(os.sched_getaffinity(0))
-    except AttributeError: return os.cpu_count() or 1
-
-class _Apart:
-    "Figures drawn as base64 SVG in a forked child process while this one goes on (the same bytes as drawn here: "
-    "the child shares the report as it stood); drawn here instead where no child can be forked (one core, no "
-    "`fork`, a Jupyter kernel, a backend other than Agg) or the child failed."
-    def __init__(self, steps: list):
-        self.steps, self.pid = steps, None
-        if not steps or not hasattr(os, "fork") or _cores() < 2 or "ipykernel" in sys.modules: return
-        import matplotlib
-        if matplotlib.get_backend().lower() != "agg": return      # (a window toolkit is not forked)
-        import matplotlib.pyplot, seaborn    # imported once, before the fork: both processes draw with them
-        r, w = os.pipe()
-        try: pid = os.fork()
-        except OSError:
-            os.close(r); os.close(w)
-            return
-        if pid == 0:                    # the child: draw, send, leave without the parent's exit handlers or buffers
-            code = 1
-            try:
-                os.close(r)
-                data = pickle.dumps({k: _svg(make()) for k, make in steps})
-                with os.fdopen(w, "wb") as f: f.write(data)
-                code = 0
-            finally: os._exit(code)
-        os.close(w)
-        self.pid, self.fd = pid, r
-
-    def result(self) -> dict:
-        "{key: base64 SVG} of every step."
-        if self.pid is None: return {k: _svg(make()) for k, make in self.steps}
-        with os.fdopen(self.fd, "rb") as f: data = f.read()
-        _, status = os.waitpid(self.pid, 0)
-        self.pid = None
-        return pickle.loads(data) if status == 0 and data else self.result()
-
-    def cancel(self):
-        "Stop the child, if any (the page is not written)."
-        if self.pid is None: return
-        import signal
-        with contextlib.suppress(OSError): os.kill(self.pid, signal.SIGKILL)
-        with contextlib.suppress(OSError): os.close(self.fd)
-        with contextlib.suppress(OSError): os.waitpid(self.pid, 0)
-        self.pid = None
 
 LONG_TEXT = 40     # text cells longer than this are shown cut (the whole text on hover, in the filter and in the files)
 
@@ -467,7 +418,24 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     S, small = len(rep.ranks), len(rep.ranks) <= 3
     esc = html.escape
     files = {}
+    systems = _systems_table(rep)
+    tables = {"systems": (systems, True), "per_topic": (rep.per_topic(), False),
+              "agreement": (rep.agreement.stack(level=1, future_stack=True).rename_axis(["reference", "measure"]), True),
+              "power": (rep.power, True), "groups": (rep.groups(ref), True),
+              "topics": (topic_summary(rep.tables[ref]), True), "caveats": (rep.caveats(low_judged), False)}
+    if not small:
+        tables["risers"] = (rep.risers(3), False)
+        tables["bonus_risers"] = (bonus_risers(rep, n=3), False)
+        if isinstance(c, Campaign): tables["rare_documents"] = (_why_rise(rep), False)   # (needs every list: not on Dask)
+    team_col = "team" if rep.meta is not None and "team" in rep.meta.columns else None
+    if team_col: tables["teams"] = (team_best(rep, team=team_col), True)
+    if rep.new_systems: tables["placement"] = (rep.placement(), False)
     reuse = rep.reusability
+    if reuse is not None:
+        tables["reusability"] = (reuse.summary, True)
+        tables["reusability_runs"] = (reuse.runs, False)
+    for stem, (df, index) in tables.items(): files[stem] = _write_table(df, stage, stem, index=index, formats=formats)
+    figs = {}
     shift = not small and bool(rep.innovation)                       # (no innovation-aware measure: nothing rises)
     agree = not small and len(rep.agreement) > 1 and bool(np.isfinite(rep.agreement.to_numpy(float)).any())
     steps = [("topics", lambda: plot_topic_heatmap(rep, measure=ref))]
@@ -475,32 +443,8 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     if agree: steps.append(("agreement", lambda: plot_agreement(rep)))
     steps.append(("power", lambda: plot_power(rep)))
     if reuse is not None and len(reuse.summary): steps.append(("reusability", lambda: reuse.plot().figure))
-    # the figures that take longest (the agreement heatmaps' hundreds of labels) drawn by a second core meanwhile
-    late = {"agreement", "reusability"} if agree else {"shift"}
-    apart = _Apart([st for st in steps if st[0] in late])
-    steps = [st for st in steps if st[0] not in late]
-    try:
-        systems = _systems_table(rep)
-        tables = {"systems": (systems, True), "per_topic": (rep.per_topic(), False),
-                  "agreement": (rep.agreement.stack(level=1, future_stack=True).rename_axis(["reference", "measure"]), True),
-                  "power": (rep.power, True), "groups": (rep.groups(ref), True),
-                  "topics": (topic_summary(rep.tables[ref]), True), "caveats": (rep.caveats(low_judged), False)}
-        if not small:
-            tables["risers"] = (rep.risers(3), False)
-            tables["bonus_risers"] = (bonus_risers(rep, n=3), False)
-            if isinstance(c, Campaign): tables["rare_documents"] = (_why_rise(rep), False)   # (needs every list: not on Dask)
-        team_col = "team" if rep.meta is not None and "team" in rep.meta.columns else None
-        if team_col: tables["teams"] = (team_best(rep, team=team_col), True)
-        if rep.new_systems: tables["placement"] = (rep.placement(), False)
-        if reuse is not None:
-            tables["reusability"] = (reuse.summary, True)
-            tables["reusability_runs"] = (reuse.runs, False)
-        for stem, (df, index) in tables.items(): files[stem] = _write_table(df, stage, stem, index=index, formats=formats)
-        figs = {}
-        for key, make in progress(steps, desc="figures", unit="figure"):
-            figs[key] = _svg(make())
-        figs.update(apart.result())
-    finally: apart.cancel()
+    for key, make in progress(steps, desc="figures", unit="figure"):
+        figs[key] = _svg(make())
     title = title or "irinnov campaign report"
     fams = sorted(set(rep.families.values()), key=list(FAMILIES).index)
     ev = int(c.evaluated().sum())
