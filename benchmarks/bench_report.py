@@ -35,8 +35,9 @@ def run(checkout: Path, dataset: str, out: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(checkout), "IRINNOV_PROGRESS": "0"}
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.perf_counter()
+    # (run from the checkout: `python -m` puts the working directory first on the path)
     p = subprocess.Popen([sys.executable, "-m", "irinnov", "report", "--dataset", dataset, "-o", str(out)], env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                         cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
