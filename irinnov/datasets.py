@@ -21,19 +21,30 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
-from .core.read import pd       # (pandas imported where a table is first made: not to list the datasets)
+import importlib
 from .names import name_of
-from .core.read import progress as _progress, read_qrels, read_run, read_runs, system_files, system_name
-from .core.campaign import Campaign
-from .core.encode import prepare
 
 # %% auto #0
-__all__ = ['BASE_URL', 'SOURCES', 'REGISTRY', 'IR_DATASETS_NAMES', 'TREC8_ADHOC_RUNS', 'TREC5_ADHOC_RUNS',
+__all__ = ['pd', 'BASE_URL', 'SOURCES', 'REGISTRY', 'IR_DATASETS_NAMES', 'TREC8_ADHOC_RUNS', 'TREC5_ADHOC_RUNS',
            'TREC5_CATEGORY_B_RUNS', 'Source', 'parse_sums', 'register_source', 'read_manifest', 'manifest_text',
            'ChecksumError', 'FetchError', 'home', 'sha256', 'DatasetInfo', 'register', 'unregister', 'dataset_name',
            'Dataset', 'fetch', 'verify', 'nist_dir', 'load', 'available', 'read_leaderboard', 'web_run_name',
            'read_web_topics', 'read_trec_browser_runs', 'read_trec_browser_results', 'reproduce_leaderboard',
            'parse_run_list', 'read_runs_table']
+
+# %% ../nbs/01_datasets.ipynb #a7c1e0f3
+class _Lazy:
+    "A module imported on first use of one of its names: listing the datasets needs neither numpy, Arrow nor pandas."
+    def __init__(self, name: str): self._name = name
+    def __getattr__(self, attr: str): return getattr(importlib.import_module(self._name), attr)
+
+pd = _Lazy("pandas")
+_read, _encode = _Lazy("irinnov.core.read"), _Lazy("irinnov.core.encode")
+
+def __getattr__(name: str):
+    "The readers this module once imported by name (`from irinnov.datasets import read_qrels`), on first use."
+    if name in ("read_qrels", "read_run", "read_runs", "system_files", "system_name"): return getattr(_read, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # %% ../nbs/01_datasets.ipynb #1725759f
 BASE_URL = "https://raw.githubusercontent.com"
@@ -232,7 +243,7 @@ class _NoBar:
     def close(self): pass
 
 def _bar(show: bool, total=None, desc=None, **kw):
-    return _progress(total=total, desc=desc, **kw) if show else _NoBar()
+    return _read.progress(total=total, desc=desc, **kw) if show else _NoBar()
 
 # %% ../nbs/01_datasets.ipynb #2ac68836
 def _fetch_file(src: Source, path: str, dest: Path, mirror=None, base_url=None, show: bool = True,
@@ -396,10 +407,10 @@ class Dataset:
         files = getattr(self._parts.get("runs"), "files", None)
         return None if files is None else dict(files())
 
-    def campaign(self, **kw) -> Campaign:
+    def campaign(self, **kw) -> "Campaign":
         "The encoded campaign `irinnov.trec.prepare(runs, qrels, **kw)`, built once per keyword set."
         key = tuple(sorted(kw.items()))
-        if key not in self._campaigns: self._campaigns[key] = prepare(self.runs, self.qrels, **kw)
+        if key not in self._campaigns: self._campaigns[key] = _encode.prepare(self.runs, self.qrels, **kw)
         return self._campaigns[key]
 
     def __repr__(self): return f"Dataset({self.name!r}; parts: {', '.join(self._parts)})"
@@ -512,9 +523,9 @@ def _covid_round_parts(n: int, local) -> dict:
     runs = sorted(p for p in SOURCES[_COVID].sums if p.startswith(f"round{n}/runs/"))
     qrels = f"round1/qrels/qrels-rnd1.txt" if n == 1 else f"qrels/qrels.covid-round{n}.txt"
     board = lambda: read_leaderboard(local(_COVID, f"round{n}/leaderboard.csv"))
-    return {"runs": _runs_part(lambda: read_runs([local(_COVID, p) for p in runs]),
-                               lambda: system_files([local(_COVID, p) for p in runs])),
-            "qrels": lambda: read_qrels(local(_COVID if n == 1 else _ANSERINI, qrels)),
+    return {"runs": _runs_part(lambda: _read.read_runs([local(_COVID, p) for p in runs]),
+                               lambda: _read.system_files([local(_COVID, p) for p in runs])),
+            "qrels": lambda: _read.read_qrels(local(_COVID if n == 1 else _ANSERINI, qrels)),
             "meta": board, "leaderboard": board}
 
 register(DatasetInfo(
@@ -583,9 +594,9 @@ def _web_parts(local) -> dict:
     def _topics(i):
         if not topics: topics["t"] = read_web_topics(local(_WEBQ, "2012/full-topics.xml"))
         return topics["t"][i]
-    return {"runs": lambda: pd.concat([read_run(local(_WEB, p), system=web_run_name(p)) for p in runs], ignore_index=True),
-            "qrels": lambda: read_qrels(local(_WEBQ, "2012/qrels.adhoc.txt")),
-            "diversity_qrels": lambda: read_qrels(local(_WEBQ, "2012/qrels.diversity.txt"), subtopics=True),
+    return {"runs": lambda: pd.concat([_read.read_run(local(_WEB, p), system=web_run_name(p)) for p in runs], ignore_index=True),
+            "qrels": lambda: _read.read_qrels(local(_WEBQ, "2012/qrels.adhoc.txt")),
+            "diversity_qrels": lambda: _read.read_qrels(local(_WEBQ, "2012/qrels.diversity.txt"), subtopics=True),
             "topics": lambda: _topics(0), "subtopics": lambda: _topics(1),
             "meta": lambda: pd.DataFrame(
                 [{"system": web_run_name(p), "model": Path(p).parent.name,
@@ -664,9 +675,9 @@ def _dl_parts(year: int, local) -> dict:
         if missing: raise ValueError(f"{doc('results.md')}: no official summary for run(s) {', '.join(missing)}")
         return b.loc[tags].sort_index().dropna(axis=1, how="all")
     # each file holds the one tag its name ends with (the pinned files: a test reads them all)
-    return {"runs": _runs_part(lambda: read_runs([local(_DLRUNS, p) for p in runs], tag=True),
+    return {"runs": _runs_part(lambda: _read.read_runs([local(_DLRUNS, p) for p in runs], tag=True),
                                lambda: {t: local(_DLRUNS, p) for t, p in zip(tags, runs)}),
-            "qrels": lambda: read_qrels(local(_ANSERINI, f"qrels/qrels.dl{yy}-passage.txt")),
+            "qrels": lambda: _read.read_qrels(local(_ANSERINI, f"qrels/qrels.dl{yy}-passage.txt")),
             "meta": meta, "leaderboard": board}
 
 def _dl_files(year: int, sources: dict | None = None) -> list:
@@ -875,7 +886,7 @@ def _nist(name: str, label: str, runs: dict, qrels_hint: str, preferred: tuple, 
         if not (d / "runs").is_dir(): raise FileNotFoundError(f"{name}: {d} has no runs/ directory. {help_}.")
         files = {}
         for f in sorted((d / "runs").iterdir()):
-            if f.is_file() and f.name.startswith("input."): files[system_name(f)] = f
+            if f.is_file() and f.name.startswith("input."): files[_read.system_name(f)] = f
         missing = [t for t in runs if t not in files]
         extra = sorted(set(files) - set(runs))
         qrels = _find_qrels(d, preferred)
@@ -901,7 +912,7 @@ def _nist(name: str, label: str, runs: dict, qrels_hint: str, preferred: tuple, 
                 t = read_runs_table(d / "runs_table.adhoc")
                 m = m.join(t.drop(columns=["group"]).add_prefix("runs_table_"), how="left")
             return m
-        return {"runs": lambda: read_runs(present), "qrels": lambda: read_qrels(qrels), "meta": meta}, missing
+        return {"runs": lambda: _read.read_runs(present), "qrels": lambda: _read.read_qrels(qrels), "meta": meta}, missing
     return build
 
 # %% ../nbs/01_datasets.ipynb #903d131b

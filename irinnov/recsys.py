@@ -8,19 +8,11 @@ from __future__ import annotations
 import contextlib, hashlib, io, json, os, subprocess, sys, tempfile, warnings, zipfile
 from pathlib import Path
 
-import numpy as np
+from .datasets import ChecksumError, FetchError, _Lazy, home, pd, sha256
 
-from .core.read import pd       # (pandas imported where a table is first made)
-from .datasets import ChecksumError, FetchError, home, sha256
-
-class _LazySparse:
-    "scipy.sparse, imported where a matrix is first made: `irinnov.datasets` imports this module to register its "
-    "dataset, and listing the datasets needs neither scipy nor pandas."
-    def __getattr__(self, name: str):
-        import scipy.sparse
-        return getattr(scipy.sparse, name)
-
-sp = _LazySparse()
+# numpy, pandas and scipy.sparse imported where first used: `irinnov.datasets` imports this module to register its
+# dataset, and listing the datasets needs none of them
+np, sp = _Lazy("numpy"), _Lazy("scipy.sparse")
 
 DATASET = "movielens-100k-recsys"
 RECBOLE_VERSION = "1.2.1"
@@ -29,7 +21,7 @@ RECBOLE_SHA256 = "9c9948202011f37eb0a7c6768129313f00d6403ad221ec940d5e2d5d5f33a4
 ML100K_MEMBER = "recbole/dataset_example/ml-100k/ml-100k.inter"
 
 # %% auto #0
-__all__ = ['sp', 'DATASET', 'RECBOLE_VERSION', 'RECBOLE_WHEEL', 'RECBOLE_SHA256', 'ML100K_MEMBER', 'RATING_COLUMNS',
+__all__ = ['np', 'sp', 'DATASET', 'RECBOLE_VERSION', 'RECBOLE_WHEEL', 'RECBOLE_SHA256', 'ML100K_MEMBER', 'RATING_COLUMNS',
            'IMPLICIT_REQUIREMENT', 'RECOMMENDERS', 'fetch_recbole_wheel', 'read_movielens_ratings', 'make_wheel_like',
            'split_ratings', 'ratings_qrels', 'interaction_matrix', 'user_knn_scores', 'pure_svd_scores', 'ease_scores',
            'implicit_scores', 'score_matrix', 'top_n_runs', 'movielens_runs', 'load_movielens_runs', 'register_dataset']

@@ -2,7 +2,7 @@
 pandas nor scipy, matplotlib, seaborn or Dask (pandas' import alone cost more than evaluating a run), nor
 pyarrow.compute (a Python wrapper built for each of Arrow's kernels when imported: the kernels are called by name)
 nor numpy.ma (which pyarrow's conversion of numpy arrays and `np.unique` import); `irinnov datasets list` loads neither
-pandas nor scipy. Each command runs in a fresh process, as the `irinnov` command does (`main()` reading `sys.argv`);
+pandas nor scipy, numpy nor pyarrow. Each command runs in a fresh process, as the `irinnov` command does (`main()` reading `sys.argv`);
 the modules are read from `sys.modules` when it returns."""
 import json
 import os
@@ -114,7 +114,13 @@ def test_the_child_sees_pyarrow_compute():
 
 
 def test_listing_the_datasets_imports_no_pandas():
-    "`irinnov datasets list` prints the registry (the recommender dataset's module included) without pandas or scipy."
+    "`irinnov datasets list` prints the registry (the recommender dataset's module included) without pandas or scipy, "
+    "and without numpy or pyarrow: it reads no run."
     code, out, mods = command(["datasets", "list"])
     assert code == 0 and "movielens-100k-recsys" in out and "trec-covid-round1" in out
     assert mods == [], mods[:5]
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", "import sys\nfrom irinnov.cli import main\nmain(['datasets', 'list'])\n"
+                        "print('@@', sorted(m for m in ('numpy', 'pyarrow') if m in sys.modules))"],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("@@ []"), (r.stdout[-200:], r.stderr[-2000:])
