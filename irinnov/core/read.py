@@ -29,23 +29,18 @@ __all__ = ['MAX_FILE_BYTES', 'RUN_COLUMNS', 'MAX_ID_BYTES', 'RUN_FILE_COLUMNS', 
            'run_file_paths', 'system_files', 'read_runs', 'read_qrels', 'as_runs', 'as_qrels']
 
 # %% ../../nbs/00a_read.ipynb #5e1a2f7c
-class _LazyPandas:
-    "pandas, imported where it is first reached: evaluating runs into trec_eval's text never reaches it, and importing it costs more than the evaluation."
-    def __getattr__(self, name: str):
-        import pandas
-        return getattr(pandas, name)
+class _Lazy:
+    "A module imported where one of its names is first reached."
+    def __init__(self, name: str): self._name = name
+    def __getattr__(self, attr: str):
+        import importlib
+        return getattr(importlib.import_module(self._name), attr)
 
-pd = _LazyPandas()
-
-class _LazyCompute:
-    "pyarrow.compute, imported where one of its Python wrappers is first reached: the module builds a wrapper for each "
-    "of Arrow's several hundred kernels when imported, which cost a third of evaluating a run on the command line. "
-    "The kernels this module runs are called by name through `_call`, which needs no wrapper."
-    def __getattr__(self, name: str):
-        import pyarrow.compute
-        return getattr(pyarrow.compute, name)
-
-pc = _LazyCompute()
+# pandas: evaluating runs into trec_eval's text never reaches it, and importing it costs more than the evaluation
+pd = _Lazy("pandas")
+# pyarrow.compute builds a Python wrapper for each of Arrow's several hundred kernels when imported, which cost a third
+# of evaluating a run on the command line: the kernels this module runs are called by name through `_call`
+pc = _Lazy("pyarrow.compute")
 
 class _PandasGuard:
     "A meta-path finder refusing `import pandas` to compiled code: pyarrow's conversions of numpy arrays import pandas "
