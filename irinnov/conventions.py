@@ -18,7 +18,7 @@ import sys
 # %% auto #0
 __all__ = ['RunsLike', 'QrelsLike', 'DEFAULT_THRESHOLD', 'DEFAULT_DEPTH', 'campaign_of', 'check_threshold', 'check_cutoff',
            'check_depth', 'check_choice', 'check_trec_eval_version', 'EvalOptions', 'judgment_keys',
-           'round_significant', 'kendall_tau_b', 'paired_t_pvalues']
+           'round_significant', 'kendall_tau_b', 'student_t_sf', 'student_t_ppf', 'paired_t_pvalues']
 
 # %% ../nbs/05_conventions.ipynb #8199a730
 RunsLike = Union["Campaign", "pd.DataFrame", Mapping, str, PathLike, Sequence]   # a Campaign, a runs frame, a dict, a file, a directory, a glob or a list of files
@@ -182,6 +182,25 @@ def kendall_tau_b(x,                       # scores of N items (1-D), or T ranki
             out[a:a + step] = np.where((nx > 0) & (ny > 0), (dx * dy).sum(1) / np.sqrt(nx * ny), np.nan)
     return float(out[0]) if one else out
 
+# %% ../nbs/05_conventions.ipynb #a3c1f0d2
+def student_t_sf(x,    # t statistics (any shape)
+                 df,   # degrees of freedom (> 0)
+                ) -> np.ndarray:
+    "P(T > x) under Student's t with `df` degrees of freedom: `scipy.stats.t.sf` bit for bit, through `scipy.special`."
+    import numpy as np
+    from scipy import special      # (scipy.stats takes a second to import; the report needs only this)
+    return special.stdtr(df, -np.asarray(x, float))
+
+def student_t_ppf(q,   # probabilities in [0, 1] (any shape)
+                  df,  # degrees of freedom (> 0)
+                 ) -> np.ndarray:
+    "The quantile of Student's t at `q`: `scipy.stats.t.ppf` bit for bit, through `scipy.special`."
+    import numpy as np
+    from scipy import special
+    q = np.asarray(q, float)
+    x = special.stdtrit(df, q)                 # (which gives +∞ at q = 0: the ends are set as scipy.stats sets them)
+    return np.where(q == 0, -np.inf, np.where((q < 0) | (q > 1), np.nan, x))[()]
+
 # %% ../nbs/05_conventions.ipynb #1b8c0b02
 def paired_t_pvalues(D                  # per-topic differences, one row per pair of systems (P × n)
                     ) -> np.ndarray:
@@ -195,6 +214,5 @@ def paired_t_pvalues(D                  # per-topic differences, one row per pai
     flat = sd <= 1e-12 * scale
     with np.errstate(divide="ignore", invalid="ignore"):
         t = m / (sd / math.sqrt(n))
-    from scipy import stats
-    p = 2 * stats.t.sf(np.abs(t), n - 1)
+    p = 2 * student_t_sf(np.abs(t), n - 1)
     return np.where(flat, np.where(np.abs(m) <= 1e-12 * scale, 1.0, 0.0), p)

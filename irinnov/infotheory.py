@@ -12,7 +12,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
 
 from .conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike, campaign_of, check_depth, check_threshold, judgment_keys, round_significant
 from .names import name_of
@@ -443,6 +442,7 @@ def rank_correlations(x: pd.Series,   # system scores (higher = better); `top` i
     x, y = x.astype(float), y.astype(float).loc[x.index]
     tied = lambda s: round_significant(s.to_numpy())    # equal means tie, as in meta.kendall_tau
     best = x.index[np.argsort(-tied(x), kind="stable")][:top]
+    from scipy.stats import spearmanr
     rho = lambda u, v: float(spearmanr(tied(u), tied(v)).statistic)
     tau = lambda u, v: meta.kendall_tau(u, v, higher_is_better=True)
     return {"τ all": tau(x, y), "ρ all": rho(x, y), f"τ top {top}": tau(x[best], y[best]), f"ρ top {top}": rho(x[best], y[best])}

@@ -13,10 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 import pandas as pd
-from scipy import special, stats
-from scipy.interpolate import CubicSpline
+from scipy import special
 
-from .conventions import DEFAULT_THRESHOLD, check_threshold, judgment_keys, kendall_tau_b, paired_t_pvalues, round_significant
+from .conventions import DEFAULT_THRESHOLD, check_threshold, judgment_keys, kendall_tau_b, paired_t_pvalues, round_significant, student_t_sf
 from .core.read import progress
 from .core.arrays import NO_GRADE
 from .core.campaign import Campaign
@@ -168,13 +167,14 @@ def studentized_range_sf(q,            # the studentized range value(s), any sha
     q = np.asarray(q, float)
     if k < 2: raise ValueError(f"k must be ≥ 2, not {k}")
     grid = np.linspace(0.0, _W_MAX, 3000)
+    from scipy.interpolate import CubicSpline
     spline = CubicSpline(grid, _range_sf(grid, k))
     def R(w):
         return np.where(w >= _W_MAX, 0.0, np.clip(spline(np.minimum(w, _W_MAX)), 0.0, 1.0))
     if np.isinf(df): return R(np.abs(q))
     edges = np.array([0, 1e-12, 1e-8, 1e-5, 1e-3, .02, .2, .5, .8, .98, 1 - 1e-3, 1 - 1e-5, 1 - 1e-8, 1])
     u, wu = _gauss_panels(edges, 24)
-    s = np.sqrt(stats.chi2.ppf(u, df) / df)
+    s = np.sqrt(2 * special.gammaincinv(df / 2, u) / df)        # (χ² quantiles: scipy.stats.chi2.ppf's own formula)
     flat = np.abs(q).ravel()
     return (R(flat[:, None] * s[None, :]) @ wu).clip(0.0, 1.0).reshape(q.shape)
 
@@ -248,7 +248,7 @@ def _unpaired_t_pvalues(X: np.ndarray, ia, ib) -> np.ndarray:
     diff, sp2 = m[ia] - m[ib], (v[ia] + v[ib]) / 2
     with np.errstate(divide="ignore", invalid="ignore"):
         t = diff / np.sqrt(sp2 * 2 / n)
-    p = 2 * stats.t.sf(np.abs(t), 2 * n - 2)
+    p = 2 * student_t_sf(np.abs(t), 2 * n - 2)
     flat = sp2 <= 1e-24 * np.maximum(1.0, np.abs(X).max()) ** 2
     return np.where(flat, np.where(np.abs(diff) <= 1e-12 * max(1.0, np.abs(X).max()), 1.0, 0.0), p)
 

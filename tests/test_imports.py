@@ -124,3 +124,19 @@ def test_listing_the_datasets_imports_no_pandas():
                         "print('@@', sorted(m for m in ('numpy', 'pyarrow') if m in sys.modules))"],
                        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert r.returncode == 0 and r.stdout.rstrip().endswith("@@ []"), (r.stdout[-200:], r.stderr[-2000:])
+
+
+def test_the_report_imports_neither_scipy_stats_nor_seaborn(files, tmp_path):
+    "`irinnov report` of six runs (every figure drawn) computes its tests through scipy.special and draws with matplotlib "
+    "alone: scipy.stats and seaborn (which imports it) took a second and a half of the command's time."
+    import random
+    rng = random.Random(0)
+    runs = []
+    for s in range(6):
+        lines = [f"{q} Q0 d{d} {r + 1} {rng.random():.4f} s{s}" for q in ("301", "302")
+                 for r, d in enumerate(rng.sample(range(1, 6), 5))]
+        (tmp_path / f"s{s}.run").write_text("\n".join(lines) + "\n")
+        runs.append(str(tmp_path / f"s{s}.run"))
+    code, out, mods = command(["report", str(files / "qrels.txt"), *runs, "-o", str(tmp_path / "out")])
+    assert code == 0 and (tmp_path / "out" / "report.html").is_file() and "matplotlib" in mods
+    assert "scipy.special" in mods and not [m for m in mods if m.startswith(("scipy.stats", "seaborn"))], mods

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from ..conventions import DEFAULT_DEPTH, DEFAULT_THRESHOLD, QrelsLike, RunsLike, round_significant
+from ..conventions import DEFAULT_DEPTH, DEFAULT_THRESHOLD, QrelsLike, RunsLike, round_significant, student_t_ppf
 from ..measures import (TEAM_FAMILIES, Measure, measure_of, parse_measure, preferences, supports_teams,
                               warn_small_field)
 from ..core.read import as_runs, progress
@@ -163,11 +163,10 @@ def mean_ci(table: pd.DataFrame, # a score table: systems × topics
             level: float = 0.95, # the confidence level
            ) -> pd.DataFrame:
     "Each system's mean over topics with a Student-t confidence interval (mean ± t·sd/√n over the n topics)."
-    from scipy import stats
     X = table.to_numpy(float)
     n = X.shape[1]
     m = X.mean(axis=1)
-    half = stats.t.ppf(0.5 + level / 2, n - 1) * X.std(axis=1, ddof=1) / math.sqrt(n) if n > 1 else np.full(len(m), np.nan)
+    half = student_t_ppf(0.5 + level / 2, n - 1) * X.std(axis=1, ddof=1) / math.sqrt(n) if n > 1 else np.full(len(m), np.nan)
     return pd.DataFrame({"mean": m, "ci low": m - half, "ci high": m + half}, index=table.index)
 
 # %% ../../nbs/20_report_model.ipynb #3c5448c5

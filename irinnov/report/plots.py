@@ -20,6 +20,13 @@ def _plain(text) -> str:
     "A name drawn as typed: matplotlib reads `$...$` as math (and fails on `$x^$`); an escaped dollar is a dollar."
     return str(text).replace("$", r"\$")
 
+def _palette(n: int) -> list:
+    "n distinct colours: matplotlib's ten default ones, its twenty paired ones beyond ten, a hue wheel beyond twenty."
+    import matplotlib
+    if n <= 10: return [matplotlib.colormaps["tab10"](i) for i in range(n)]
+    if n <= 20: return [matplotlib.colormaps["tab20"](i) for i in range(n)]
+    return [matplotlib.colormaps["hsv"](i / n) for i in range(n)]
+
 def plot_rank_shift(report: CampaignReport, # a campaign report
                     *,
                     measures=None, # the measures (default: the innovation-aware ones)
@@ -29,7 +36,6 @@ def plot_rank_shift(report: CampaignReport, # a campaign report
                    ):
     "Rank by the reference (AP) against rank by each innovation measure, one panel per measure; the top risers labelled."
     import matplotlib.pyplot as plt
-    import seaborn as sns
     ref, names = report.reference, list(measures or report.innovation)
     if not names: raise ValueError(f"measures: no innovation-aware measure to plot against {ref} (the report has "
                                    f"{', '.join(report.measures)})")
@@ -41,10 +47,14 @@ def plot_rank_shift(report: CampaignReport, # a campaign report
     sh = report.shifts(ref)
     for i, (ax, m) in enumerate(zip(axes.flat, names)):
         d = pd.DataFrame({"x": report.ranks[ref], "y": report.ranks[m]})
-        if hue is not None: d[hue] = report.meta[hue].astype(str).map(_plain)
         ax.plot([1, S], [1, S], color="0.6", lw=0.8, ls="--", zorder=0)
-        sns.scatterplot(data=d, x="x", y="y", hue=hue, hue_order=sorted(d[hue].unique()) if hue else None, s=14,
-                        ax=ax, legend=(hue is not None and i == 0), linewidth=0)
+        if hue is None: ax.scatter(d["x"], d["y"], s=14, linewidths=0, color=_palette(1)[0])
+        else:                                   # one colour per value of the meta column, in sorted order
+            kind = report.meta[hue].reindex(d.index).astype(str).map(_plain)
+            levels = sorted(kind.unique())
+            for level, colour in zip(levels, _palette(len(levels))):
+                at = (kind == level).to_numpy()
+                ax.scatter(d["x"][at], d["y"][at], s=14, linewidths=0, color=colour, label=level)
         top = _top_risers(sh[m], label)
         placed = []
         for name in top:                    # label the biggest risers, skipping one too close to a label already placed
@@ -58,20 +68,39 @@ def plot_rank_shift(report: CampaignReport, # a campaign report
         ax.title.set_fontsize(10)
         ax.tick_params(labelsize=9)
     for ax in axes.flat[len(names):]: ax.set_visible(False)
-    if hue is not None: sns.move_legend(axes.flat[0], "upper left", fontsize=8, title=hue, title_fontsize=8)
+    if hue is not None: axes.flat[0].legend(loc="upper left", fontsize=8, title=hue, title_fontsize=8)
     fig.suptitle(f"Rank by {ref} against rank by each innovation measure (1 = best; points below the diagonal "
                  f"rank higher under the measure than under {ref})", fontsize=10)
     fig.tight_layout()
     return fig
 
 # %% ../../nbs/20_report_plots.ipynb #ef962726
+def _heatmap(ax, table: pd.DataFrame, *, vmin: float, vmax: float, annotate: bool, fontsize: float):
+    "A square heatmap of `table` (first row on top), a colour bar beside it, each finite value written in its cell."
+    import matplotlib
+    values = table.to_numpy(float)
+    R, C = values.shape
+    mesh = ax.pcolormesh(np.ma.masked_invalid(values), cmap="viridis", vmin=vmin, vmax=vmax)
+    ax.set(xlim=(0, C), ylim=(R, 0), aspect="equal")
+    for spine in ax.spines.values(): spine.set_visible(False)
+    ax.figure.colorbar(mesh, ax=ax, shrink=0.6).outline.set_linewidth(0)
+    ax.set_xticks(np.arange(C) + 0.5, [_plain(c) for c in table.columns], rotation=90)
+    ax.set_yticks(np.arange(R) + 0.5, [_plain(r) for r in table.index], rotation=0, va="center")
+    if not annotate: return
+    rgb = mesh.cmap(mesh.norm(values))[..., :3]                    # each cell's colour: dark text on light cells
+    linear = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    light = linear @ np.array([0.2126, 0.7152, 0.0722]) > 0.408
+    for r, c in zip(*np.nonzero(np.isfinite(values))):
+        t = ax.text(c + 0.5, r + 0.5, f"{values[r, c]:.2f}", ha="center", va="center", fontsize=fontsize,
+                    color="0.15" if light[r, c] else "white")
+        t.set_in_layout(False)                                     # (inside the axes: no need to lay it out twice)
+
 def plot_agreement(report: CampaignReport, # a campaign report
                    *,
                    annotate: bool = True, # write the values in the cells
                   ):
     "Heatmaps of Kendall τ-b and τ_AP (row = reference ordering, column = the other) between all measures, the values written in the cells; side by side up to 8 measures, one above the other beyond (to fit a page's width)."
     import matplotlib.pyplot as plt
-    import seaborn as sns
     n = len(report.agreement)
     side = n <= 8
     w, h = 0.5 * n + 2.5, 0.45 * n + 2
@@ -80,8 +109,7 @@ def plot_agreement(report: CampaignReport, # a campaign report
     v = v[np.isfinite(v)]                    # (τ is NaN where an ordering ties every system)
     lo = min(0.5, math.floor(float(v.min()) * 10) / 10) if v.size else 0.5
     for ax, (key, title) in zip(axes, [("tau", "Kendall τ-b"), ("tau_ap", "τ_AP (row = reference)")]):
-        sns.heatmap(report.agreement[key], vmin=lo, vmax=1, cmap="viridis", annot=annotate, fmt=".2f",
-                    annot_kws={"fontsize": 8 if n <= 20 else 6}, square=True, cbar_kws={"shrink": 0.6}, ax=ax)
+        _heatmap(ax, report.agreement[key], vmin=lo, vmax=1, annotate=annotate, fontsize=8 if n <= 20 else 6)
         ax.set(title=title, xlabel="measure", ylabel="reference measure" if key == "tau_ap" else "measure")
         ax.tick_params(labelsize=9)
     fig.suptitle("Agreement between the system orderings of the measures", fontsize=11)
@@ -93,17 +121,19 @@ def plot_power(report: CampaignReport, # a campaign report
               ):
     "Bars: share of system pairs each test separates (discriminative power) and Buckley–Voorhees stability, per measure."
     import matplotlib.pyplot as plt
-    import seaborn as sns
     p = report.power
     tests = [t for t in report.params.get("tests", TESTS) if f"{t} share" in p.columns]
-    long = pd.concat([pd.DataFrame({"measure": p.index, "test": t, "share": p[f"{t} share"].to_numpy()}) for t in tests])
+    shares = p[[f"{t} share" for t in tests]].to_numpy(float)
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 0.32 * len(p) + 1.8), sharey=True,
                                  gridspec_kw={"width_ratios": [2, 1]})
-    sns.barplot(data=long, y="measure", x="share", hue="test", ax=a1, orient="h")
+    y, h = np.arange(len(p)), 0.8 / max(len(tests), 1)            # one row per measure, its tests' bars side by side
+    for j, (t, colour) in enumerate(zip(tests, _palette(len(tests)))):
+        a1.barh(y - 0.4 + h * (j + 0.5), shares[:, j], height=h, color=colour, label=t)
     a1.set(title=f"Discriminative power (α = {report.params.get('alpha', 0.05)})", xlabel="share of system pairs significant",
-           ylabel="measure", xlim=(0, min(1.0, 1.15 * float(long["share"].max()) + 0.02)))
+           ylabel="measure", xlim=(0, min(1.0, 1.15 * float(np.nanmax(shares, initial=0.0)) + 0.02)),
+           yticks=y, yticklabels=[_plain(m) for m in p.index], ylim=(len(p) - 0.5, -0.5))
     a1.legend(fontsize=8, title="test", title_fontsize=8)
-    sns.barplot(x=p["stability"].to_numpy(), y=p.index, ax=a2, orient="h", color="0.55")
+    a2.barh(y, p["stability"].to_numpy(float), height=0.8, color="0.55")
     a2.set(title="Stability (half-topic samples)", xlabel="mean majority share", ylabel="",
            xlim=(min(0.5, float(p["stability"].min())), 1))
     a1.tick_params(labelsize=9)
