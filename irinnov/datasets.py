@@ -5,17 +5,12 @@
 # %% ../nbs/01_datasets.ipynb #3af04119
 from __future__ import annotations
 
-import difflib
 import gzip
-import hashlib
 import os
 import re
 import shutil
-import tempfile
-import urllib.error
-import urllib.request
 import warnings
-import xml.etree.ElementTree as ET
+# (hashlib, tempfile, urllib, xml and difflib are imported where they are used: `irinnov datasets list` needs none)
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -168,6 +163,7 @@ def sha256(path,                  # a file
            gunzip: bool = False     # hash the decompressed bytes of a gzip file
           ) -> str:
     "The sha256 hex digest of a file's bytes (of its decompressed bytes with `gunzip=True`)."
+    import hashlib
     h = hashlib.sha256()
     with (gzip.open if gunzip else open)(path, "rb") as f:
         while b := f.read(chunk): h.update(b)
@@ -201,6 +197,7 @@ def _copy_verified(read_chunks, dest: Path, expected: str, what: str, origin: st
     "Stream chunks into a temp file next to `dest` (gzip-compressed with `pack`), check size and sha256, move it into place."
     dest.parent.mkdir(parents=True, exist_ok=True)
     _stale_parts(dest)
+    import hashlib, tempfile
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.{os.getpid()}-", suffix=".part")
     try:
         h, n = hashlib.sha256(), 0
@@ -262,6 +259,7 @@ def _fetch_file(src: Source, path: str, dest: Path, mirror=None, base_url=None, 
                                     f"mirror file {cand.name}", bar=bar, pack=pack)
                 finally: bar.close()
                 return "mirror"
+    import urllib.error, urllib.request
     url = src.url(path, base_url)
     try:
         resp = urllib.request.urlopen(url, timeout=timeout or float(os.environ.get("IRINNOV_TIMEOUT", 60)))
@@ -367,6 +365,7 @@ def dataset_name(name: str, # irinnov's name of a dataset (`irinnov datasets lis
     if alias in REGISTRY: return alias
     known = [i.name for i in REGISTRY.values()]                 # the order of `available()` and `irinnov datasets list`
     spellings = {n.lower(): n for n in known} | {a: n for a, n in IR_DATASETS_NAMES.items() if n in REGISTRY}
+    import difflib
     close = list(dict.fromkeys(spellings[c] for c in difflib.get_close_matches(name.lower(), list(spellings), n=3, cutoff=0.6)))
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     raise ValueError(f"name: unknown dataset {name!r}; {hint}available: {', '.join(known)}")
@@ -575,6 +574,7 @@ def web_run_name(path: str  # a Web 2012 baseline file, e.g. `.../ql/results-cat
 def read_web_topics(path  # a TREC Web track `full-topics.xml`
                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
     "Parse a TREC Web track `full-topics.xml` into (topics, subtopics) DataFrames."
+    import xml.etree.ElementTree as ET
     root = ET.parse(path).getroot()
     topics, subs = [], []
     for t in root.iter("topic"):
