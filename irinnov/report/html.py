@@ -443,8 +443,12 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     if agree: steps.append(("agreement", lambda: plot_agreement(rep)))
     steps.append(("power", lambda: plot_power(rep)))
     if reuse is not None and len(reuse.summary): steps.append(("reusability", lambda: reuse.plot().figure))
+    import matplotlib.pyplot as plt
     for key, make in progress(steps, desc="figures", unit="figure"):
-        figs[key] = _svg(make())
+        # titles at the top of their axes, where matplotlib would put them anyway (nothing of ours is drawn above an
+        # axes): placed automatically, each title is re-placed against every axes of its row at every draw
+        with plt.rc_context({"axes.titley": 1.0}): fig = make()
+        figs[key] = _svg(fig)
     title = title or "irinnov campaign report"
     fams = sorted(set(rep.families.values()), key=list(FAMILIES).index)
     ev = int(c.evaluated().sum())
