@@ -752,3 +752,18 @@ def test_reusability_section(tmp_path, campaign):
     back = pd.read_csv(tmp_path / "out" / "reusability.csv", index_col=0)
     np.testing.assert_allclose(back["tau"].to_numpy(float), want.summary["tau"].to_numpy(float), equal_nan=True)
     assert campaign_report(campaign, measures=ms, B=100, trials=20, mc4=False).reusability is None
+
+
+def test_why_they_rise_lists_documents_relevant_at_the_reports_level(campaign):
+    "The 'why they rise' table lists documents relevant where the report's rarity measures count them: at level 2 "
+    "no grade-1 document (DL 2020's passages are judged so), at level 1 the grade-1 ones too."
+    from irinnov.report.model import _why_rise
+    seen = {}
+    for level in (1, 2):
+        r = campaign_report(campaign, k=10, B=20, trials=20, mc4=False, threshold=level)
+        why = _why_rise(r)
+        assert len(why) and (why.grade >= level).all()
+        rel = {(q, d) for q, d, g in zip(campaign.qrels["query"], campaign.qrels["doc"], campaign.qrels["grade"]) if g >= level}
+        assert set(zip(why["query"], why.doc)) <= rel
+        seen[level] = set(why.grade)
+    assert 1 in seen[1] and 1 not in seen[2]

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..conventions import QrelsLike, RunsLike
+from ..conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike
 from .model import (
     CampaignReport, _cell, _why_rise, bonus_risers, campaign_report, team_best, topic_summary)
 from .plots import plot_agreement, plot_power, plot_rank_shift, plot_topic_heatmap
@@ -572,7 +572,7 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                      + ("" if why is not None and not len(why) else
                         "<h3 id='why'>Why they rise: their rarest relevant documents</h3>"
                         f"<p>For the runs the rarity bonus lifts most and the top risers under novelty, the relevant "
-                        f"documents in its top {p.get('k', 100)} "
+                        f"documents (grade ≥ {p.get('threshold', DEFAULT_THRESHOLD)}) in its top {p.get('k', 100)} "
                         f"that the fewest of the {S} runs retrieved (runs = how many runs have the document anywhere in "
                         f"their list; rarity = 1 − runs/{S}). Files: {link('rare_documents')}.</p>"
                         + _table_html(why, "t-why", index=False, mark=mark) if why is not None else

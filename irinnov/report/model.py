@@ -547,14 +547,15 @@ def bonus_risers(report: CampaignReport, # a campaign report
     return pd.DataFrame(rows, columns=["measure", "system", "base", "rank base", "rank", "shift"])
 
 def _why_rise(rep: CampaignReport, n: int = 3, docs: int = 10) -> pd.DataFrame:
-    "For the runs the rarity bonus lifts most and the top risers under novelty: their rarest relevant documents in the top k (query, doc, grade, rank, runs that retrieved it)."
+    "For the runs the rarity bonus lifts most and the top risers under novelty: their rarest documents in the top k relevant at the report's level (query, doc, grade, rank, runs that retrieved it)."
     c, k = rep.campaign, rep.params.get("k", 100)
     risers = rep.risers(n)
     risers = pd.concat([bonus_risers(rep, n=n)[["measure", "system"]],
                         risers[risers.measure.map(rep.families) == "novelty"][["measure", "system"]]])
     parts, retrieved = [], None
     for s, ms in risers.groupby("system", sort=False)["measure"]:
-        retrieved = retrieved or _retrieved(c, DEFAULT_THRESHOLD)     # (rare_documents' default level, as before)
+        # relevant at the report's level, where its rarity measures count them (DL passages: grade 2 and up)
+        retrieved = retrieved or _retrieved(c, rep.params.get("threshold", DEFAULT_THRESHOLD))
         d = _rare_documents(c, retrieved, s, k, None).head(docs)
         parts.append(d.assign(system=s, measures=", ".join(ms)))
     cols = ["system", "measures", "query", "doc", "grade", "rank", "runs", "rarity"]
