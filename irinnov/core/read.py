@@ -516,11 +516,14 @@ def _is_marked(df: pd.DataFrame) -> bool:
     return refs is not None and all(r() is a for r, a in zip(refs, arrays))
 
 def _constant(value: str, n: int, offsets: dict | None = None) -> pa.Array:
-    "A string array holding `value` n times, built from two buffers (offsets shared through `offsets`)."
+    "A string array holding `value` n times, built from two buffers (the offsets shared through `offsets`: one buffer "
+    "per string length, of the longest array asked for, whose first n + 1 entries a shorter one reads)."
     b = value.encode()
     offsets = {} if offsets is None else offsets
-    if (n, len(b)) not in offsets: offsets[n, len(b)] = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * len(b))
-    return pa.LargeStringArray.from_buffers(n, offsets[n, len(b)], pa.py_buffer(b * n))
+    buf = offsets.get(len(b))
+    if buf is None or buf.size < 8 * (n + 1):
+        buf = offsets[len(b)] = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * len(b))
+    return pa.LargeStringArray.from_buffers(n, buf, pa.py_buffer(b * n))
 
 def _str_column(arr) -> pd.Series:
     "A pandas `str` column over Arrow large strings, without copying them (pandas' `str` dtype: strings kept in Arrow buffers)."
@@ -825,7 +828,10 @@ def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments:
         parts = list(progress(parts, total=len(files), desc="reading runs", unit="file") if len(files) > 1 else parts)
     # one frame over the files' own Arrow strings (no copy); the scores copied once, into one array
     col = lambda k: pa.chunked_array([c for p in parts for c in p[k].chunks], pa.large_string())
-    offsets = {}      # files of as many lines and names of one length share one offsets buffer
+    offsets = {}      # files whose names are as long share one offsets buffer: the longest such file's, made first
+    for f, p in sorted(zip(files, parts), key=lambda fp: -len(fp[1]["score"])) if not tag else ():
+        n, size = len(p["score"]), len(system_name(f).encode())
+        if size not in offsets: offsets[size] = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * size)
     system = col("tag") if tag else pa.chunked_array(
         [_constant(system_name(f), len(p["score"]), offsets) for f, p in zip(files, parts)], pa.large_string())
     df = _runs_frame(system, col("query"), col("doc"), np.concatenate([_to_numpy(p["score"]) for p in parts]), frame)
