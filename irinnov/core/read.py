@@ -834,7 +834,8 @@ def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments:
         if size not in offsets: offsets[size] = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * size)
     system = col("tag") if tag else pa.chunked_array(
         [_constant(system_name(f), len(p["score"]), offsets) for f, p in zip(files, parts)], pa.large_string())
-    df = _runs_frame(system, col("query"), col("doc"), np.concatenate([_to_numpy(p["score"]) for p in parts]), frame)
+    score = _to_numpy(pa.chunked_array([c for p in parts for c in p["score"].chunks], pa.float64()))
+    df = _runs_frame(system, col("query"), col("doc"), score, frame)
     keys = ["system", "query", "doc"]
     if tag and _maybe_duplicates([_chunked(df[k]) for k in keys]):   # a tag may be spread over several files: a
         dup = df.duplicated(keys, keep=False)                        # (system, query, doc) must still come once
