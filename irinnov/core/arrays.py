@@ -77,6 +77,15 @@ def _judged(qrels: pd.DataFrame, rows: int) -> _Judged:
 # %% ../../nbs/00c_arrays.ipynb #aa4f48b6
 _SPLIT_ROWS = 1 << 21     # rows per part of the judged-document lookup (one part per core, up to 4)
 
+def _fill_codes(out: np.ndarray, c: pa.Array):
+    "Write an int32 Arrow array into `out`, `UNJUDGED` where it is null, straight from its buffers (no filled copy)."
+    valid, values = c.buffers()[:2]
+    if values is None or c.null_count == len(c): out.fill(UNJUDGED); return
+    out[:] = np.frombuffer(values, np.int32, count=len(c), offset=4 * c.offset)
+    if c.null_count:
+        bits = np.unpackbits(np.frombuffer(valid, np.uint8), count=c.offset + len(c), bitorder="little")[c.offset:]
+        np.copyto(out, UNJUDGED, where=~bits.view(bool))
+
 def _judged_codes(da: pa.ChunkedArray, vs: pa.Array, a: int, b: int) -> np.ndarray:
     "Index among the judged documents `vs` of the doc ids in rows a..b (`UNJUDGED` if not judged), int32."
     # One lookup over all the rows: Arrow builds a hash table of the value set on every call (0.05 s for 250,000
@@ -88,7 +97,7 @@ def _judged_codes(da: pa.ChunkedArray, vs: pa.Array, a: int, b: int) -> np.ndarr
     def part(lo, hi):
         at = lo - a
         for c in _call("index_in", [da.slice(lo, hi - lo)], _pac.SetLookupOptions(vs)).chunks:
-            out[at:at + len(c)] = _to_numpy(_call("coalesce", [c, pa.scalar(UNJUDGED, pa.int32())]))
+            _fill_codes(out[at:at + len(c)], c)
             at += len(c)
     k = min(_cpus(), 4, max((b - a) // _SPLIT_ROWS, 1))    # a part per core, each of 2 M rows or more
     if k == 1: part(a, b)
@@ -142,12 +151,16 @@ def _place(runs: pd.DataFrame, L: _Lists, jd: _Judged, ltopic: np.ndarray, cell:
         gr = np.full(b - a, NO_GRADE, np.int16)
         j = np.flatnonzero(dc >= 0)                             # rows holding a judged document
         if len(j) and len(jd.gkey):
-            lt = ltopic[l0 + np.searchsorted(L.starts[l0:l1], j + a, side="right") - 1]
+            lt = np.repeat(ltopic[l0:l1], lens)[j]              # the topic of each such row's list
             ok = lt >= 0
             gr[j[ok]] = jd.grade_of(lt[ok].astype(np.int64) * J + dc[j[ok]])
         if kp.all() and (lens == D).all():    # whole rows of the (S·Q, D) arrays
             c = cell[l0:l1]
             for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr.reshape(width, D)[c] = v.reshape(-1, D)
+        elif kp.all() and int(lens.max()) <= D:   # every position, each list at its cell's first columns
+            flat = np.repeat(cell[l0:l1] * D - (L.starts[l0:l1] - a), lens)
+            flat += np.arange(b - a)
+            for arr, v in ((docs, dc), (scores, sc), (grades, gr)): arr[flat] = v
         else:                                 # position by position, those of kept lists above the depth cut
             rank = np.arange(b - a) - np.repeat(L.starts[l0:l1] - a, lens)
             m = np.repeat(kp, lens) & (rank < D)

@@ -160,11 +160,27 @@ def progress(iterable=None, total=None, desc: str | None = None, **kw):
     jupyter = type(shell).__name__ == "ZMQInteractiveShell"
     if env is not None: disable = env == "0"
     else: disable = bool(os.environ.get("CI")) or not (jupyter or (hasattr(sys.stderr, "isatty") and sys.stderr.isatty()))
-    if jupyter and not disable:
+    if disable: return _Silent(iterable, total)
+    if jupyter:
         from tqdm.auto import tqdm          # a notebook widget (text on a console kernel)
     else:
         from tqdm import tqdm
-    return tqdm(iterable, total=total, desc=desc, disable=disable, leave=False, **kw)
+    return tqdm(iterable, total=total, desc=desc, leave=False, **kw)
+
+class _Silent:
+    "What `progress` gives where it shows nothing: the iterable's items, and a bar's calls doing nothing. tqdm is not "
+    "imported for it (0.02-0.06 s: its version lookup imports importlib.metadata)."
+    disable = True           # (as a disabled tqdm bar says)
+    def __init__(self, iterable=None, total=None): self.iterable, self.total, self.n = iterable, total, 0
+    def __iter__(self): return iter(self.iterable)
+    def __len__(self) -> int: return self.total if self.total is not None else len(self.iterable)
+    def __enter__(self): return self
+    def __exit__(self, *exc): self.close()
+    def update(self, n=1): self.n += n
+    def close(self): pass
+    def refresh(self, *args, **kw): pass
+    def set_description(self, *args, **kw): pass
+    def set_postfix(self, *args, **kw): pass
 
 # %% ../../nbs/00a_read.ipynb #962b9df1
 class TrecFormatError(ValueError):
@@ -500,11 +516,14 @@ def _is_marked(df: pd.DataFrame) -> bool:
     return refs is not None and all(r() is a for r, a in zip(refs, arrays))
 
 def _constant(value: str, n: int, offsets: dict | None = None) -> pa.Array:
-    "A string array holding `value` n times, built from two buffers (offsets shared through `offsets`)."
+    "A string array holding `value` n times, built from two buffers (the offsets shared through `offsets`: one buffer "
+    "per string length, of the longest array asked for, whose first n + 1 entries a shorter one reads)."
     b = value.encode()
     offsets = {} if offsets is None else offsets
-    if (n, len(b)) not in offsets: offsets[n, len(b)] = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * len(b))
-    return pa.LargeStringArray.from_buffers(n, offsets[n, len(b)], pa.py_buffer(b * n))
+    buf = offsets.get(len(b))
+    if buf is None or buf.size < 8 * (n + 1):
+        buf = offsets[len(b)] = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * len(b))
+    return pa.LargeStringArray.from_buffers(n, buf, pa.py_buffer(b * n))
 
 def _str_column(arr) -> pd.Series:
     "A pandas `str` column over Arrow large strings, without copying them (pandas' `str` dtype: strings kept in Arrow buffers)."
@@ -619,9 +638,9 @@ def _maybe_duplicates(cols) -> bool:
     for col in cols:
         c = col if isinstance(col, pa.ChunkedArray) else pa.chunked_array([col])
         n = len(c)
-        # many distinct neighbours (doc ids): hash the bytes; else run-length codes. Judged on the first 64 k rows: a
-        # comparison of every neighbour cost as much as the hashing it decided on
-        head = c.slice(0, 1 << 16)
+        # many distinct neighbours (doc ids): hash the bytes; else run-length codes. Judged on the first 4 k rows: a
+        # comparison of every neighbour cost as much as the hashing it decided on (either way equal rows get equal keys)
+        head = c.slice(0, 1 << 12)
         h = _hash64(c) if 4 * len(_run_starts(head)) > len(head) else None
         if h is None: h = _row_codes(c).view(np.uint64)       # (codes ≥ 0: the same bits, no copy)
         key *= np.uint64(0x100000001B3)
@@ -809,10 +828,14 @@ def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments:
         parts = list(progress(parts, total=len(files), desc="reading runs", unit="file") if len(files) > 1 else parts)
     # one frame over the files' own Arrow strings (no copy); the scores copied once, into one array
     col = lambda k: pa.chunked_array([c for p in parts for c in p[k].chunks], pa.large_string())
-    offsets = {}      # files of as many lines and names of one length share one offsets buffer
+    offsets = {}      # files whose names are as long share one offsets buffer: the longest such file's, made first
+    for f, p in sorted(zip(files, parts), key=lambda fp: -len(fp[1]["score"])) if not tag else ():
+        n, size = len(p["score"]), len(system_name(f).encode())
+        if size not in offsets: offsets[size] = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * size)
     system = col("tag") if tag else pa.chunked_array(
         [_constant(system_name(f), len(p["score"]), offsets) for f, p in zip(files, parts)], pa.large_string())
-    df = _runs_frame(system, col("query"), col("doc"), np.concatenate([_to_numpy(p["score"]) for p in parts]), frame)
+    score = _to_numpy(pa.chunked_array([c for p in parts for c in p["score"].chunks], pa.float64()))
+    df = _runs_frame(system, col("query"), col("doc"), score, frame)
     keys = ["system", "query", "doc"]
     if tag and _maybe_duplicates([_chunked(df[k]) for k in keys]):   # a tag may be spread over several files: a
         dup = df.duplicated(keys, keep=False)                        # (system, query, doc) must still come once
