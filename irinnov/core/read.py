@@ -515,6 +515,10 @@ def _is_marked(df: pd.DataFrame) -> bool:
     refs = _UNIQUE.get(id(arrays[2]))
     return refs is not None and all(r() is a for r, a in zip(refs, arrays))
 
+def _offsets(n: int, size: int) -> pa.Buffer:
+    "The large-string offsets of n strings of `size` bytes each: 0, size, 2·size, ..."
+    return pa.py_buffer(np.arange(n + 1, dtype=np.int64) * size)
+
 def _constant(value: str, n: int, offsets: dict | None = None) -> pa.Array:
     "A string array holding `value` n times, built from two buffers (the offsets shared through `offsets`: one buffer "
     "per string length, of the longest array asked for, whose first n + 1 entries a shorter one reads)."
@@ -522,7 +526,7 @@ def _constant(value: str, n: int, offsets: dict | None = None) -> pa.Array:
     offsets = {} if offsets is None else offsets
     buf = offsets.get(len(b))
     if buf is None or buf.size < 8 * (n + 1):
-        buf = offsets[len(b)] = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * len(b))
+        buf = offsets[len(b)] = _offsets(n, len(b))
     return pa.LargeStringArray.from_buffers(n, buf, pa.py_buffer(b * n))
 
 def _str_column(arr) -> pd.Series:
@@ -831,7 +835,7 @@ def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments:
     offsets = {}      # files whose names are as long share one offsets buffer: the longest such file's, made first
     for f, p in sorted(zip(files, parts), key=lambda fp: -len(fp[1]["score"])) if not tag else ():
         n, size = len(p["score"]), len(system_name(f).encode())
-        if size not in offsets: offsets[size] = pa.py_buffer(np.arange(n + 1, dtype=np.int64) * size)
+        if size not in offsets: offsets[size] = _offsets(n, size)
     system = col("tag") if tag else pa.chunked_array(
         [_constant(system_name(f), len(p["score"]), offsets) for f, p in zip(files, parts)], pa.large_string())
     score = _to_numpy(pa.chunked_array([c for p in parts for c in p["score"].chunks], pa.float64()))

@@ -15,17 +15,18 @@ from .model import TESTS, CampaignReport, _top_risers, topic_summary
 # %% auto #0
 __all__ = ['plot_rank_shift', 'plot_agreement', 'plot_power', 'plot_topic_heatmap']
 
-# %% ../../nbs/20_report_plots.ipynb #32400380
-def _plain(text) -> str:
-    "A name drawn as typed: matplotlib reads `$...$` as math (and fails on `$x^$`); an escaped dollar is a dollar."
-    return str(text).replace("$", r"\$")
-
+# %% ../../nbs/20_report_plots.ipynb #c5a1e7d3
 def _palette(n: int) -> list:
     "n distinct colours: matplotlib's ten default ones, its twenty paired ones beyond ten, a hue wheel beyond twenty."
     import matplotlib
     if n <= 10: return [matplotlib.colormaps["tab10"](i) for i in range(n)]
     if n <= 20: return [matplotlib.colormaps["tab20"](i) for i in range(n)]
     return [matplotlib.colormaps["hsv"](i / n) for i in range(n)]
+
+# %% ../../nbs/20_report_plots.ipynb #32400380
+def _plain(text) -> str:
+    "A name drawn as typed: matplotlib reads `$...$` as math (and fails on `$x^$`); an escaped dollar is a dollar."
+    return str(text).replace("$", r"\$")
 
 def plot_rank_shift(report: CampaignReport, # a campaign report
                     *,
@@ -77,7 +78,6 @@ def plot_rank_shift(report: CampaignReport, # a campaign report
 # %% ../../nbs/20_report_plots.ipynb #ef962726
 def _heatmap(ax, table: pd.DataFrame, *, vmin: float, vmax: float, annotate: bool, fontsize: float):
     "A square heatmap of `table` (first row on top), a colour bar beside it, each finite value written in its cell."
-    import matplotlib
     values = table.to_numpy(float)
     R, C = values.shape
     mesh = ax.pcolormesh(np.ma.masked_invalid(values), cmap="viridis", vmin=vmin, vmax=vmax)
