@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from irinnov.report import campaign_report, write_report
-from loopback import chromium
+from loopback import chromium, serve
 
 S, Q = 40, 8
 LONG = ("We pretrained the modified bert-large model on the document collection, then fine-tuned it on query-passage "
@@ -170,3 +170,16 @@ def test_figures_fit_their_container_and_screenshots(page, tmp_path):
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         for f in (top, fig): shutil.copy(f, Path(keep) / f.name)
+
+
+def test_served_over_http_it_asks_for_nothing_it_lacks(browser, page_path):
+    "Served by a web server (not opened as a file), the page requests nothing that is missing: not even an icon."
+    with serve(page_path.parent) as base:
+        p = browser.new_page()
+        errors, failed = [], []
+        p.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        p.on("response", lambda r: failed.append((r.status, r.url)) if r.status >= 400 else None)
+        p.goto(f"{base}/{page_path.name}", wait_until="load")
+        p.wait_for_timeout(1500)           # (a browser asks for /favicon.ico after the load event)
+        p.close()
+    assert failed == [] and errors == []

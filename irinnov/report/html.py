@@ -695,7 +695,8 @@ def _page(rep: CampaignReport, stage: Path, title, low_judged, version, written:
     toc = "<nav class='toc' aria-label='contents'><b>Contents</b><ol>" + "".join(
         f'<li><a href="#{a}">{esc(h)}</a></li>' for a, h, _ in [("glance", "At a glance", "")] + secs) + "</ol></nav>"
     page = ([f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{esc(title)}</title>"
-             f"<meta name='viewport' content='width=device-width'><style>{_CSS}</style></head><body>",
+             f"<meta name='viewport' content='width=device-width'><link rel='icon' href='data:,'>"   # (no icon to fetch)
+             f"<style>{_CSS}</style></head><body>",
              f"<h1>{esc(title)}</h1>", intro, glance, toc]
             + [f'<section id="{a}"><h2>{esc(h)}</h2>{body}</section>' for a, h, body in secs]
             + [f"<script>{_JS}</script></body></html>"])
