@@ -227,7 +227,8 @@ def test_write_report(tmp_path, rep):
     assert len(imgs) == 4                               # per-topic heatmap, rank shifts, agreement, power
     for b in imgs: assert b"<svg" in base64.b64decode(b)[:400]
     assert re.search(r"https?://", html) is None
-    assert re.search(r"<(link|iframe)\b", html) is None and "url(" not in html
+    assert re.search(r"<iframe\b", html) is None and "url(" not in html
+    assert re.findall(r"<link\b[^>]*>", html) == ["<link rel='icon' href='data:,'>"]     # an empty icon, inline
     assert re.findall(r"<script\b[^>]*>", html) == ["<script>"]                    # one inline script, nothing fetched
     assert re.search(r"""src\s*=\s*["'](?!data:)""", html) is None
     hrefs = re.findall(r"""href\s*=\s*["']([^"']+)""", html)
