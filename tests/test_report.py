@@ -234,7 +234,8 @@ def test_write_report(tmp_path, rep):
     hrefs = re.findall(r"""href\s*=\s*["']([^"']+)""", html)
     ids = set(re.findall(r'id="([^"]+)"', html))
     names = {p.name for p in (tmp_path / "out").iterdir()}
-    for h in hrefs: assert (h[1:] in ids) if h.startswith("#") else (h in names), h   # anchors and table files exist
+    for h in hrefs:                                  # anchors and table files exist (and the inline icon)
+        assert (h[1:] in ids) if h.startswith("#") else (h in names or h == "data:,"), h
     for m in rep.scores.columns: assert m in html
     assert names == {"report.html"} | {f"{t}.{e}" for t in TABLES for e in ("csv", "parquet")}
     for t in TABLES:
