@@ -379,14 +379,9 @@ def _draw(steps: dict, keys) -> dict:
     return out
 
 def _draw_to(steps: dict, keys, conn):
-    "In the forked process: draw `keys` and send them back, or the error's text (the parent draws them again)."
-    import signal
-    signal.signal(signal.SIGINT, signal.SIG_IGN)     # (Ctrl-C is the parent's to handle: it stops this process)
-    try:
-        try: got = ("ok", _draw(steps, keys))
-        except Exception as e: got = ("error", f"{type(e).__name__}: {e}")
-        try: conn.send(got)
-        except OSError: pass                         # (the parent stopped listening: it failed meanwhile)
+    "In the forked process: draw `keys` and send them back, or the error's text."
+    try: conn.send(("ok", _draw(steps, keys)))
+    except BaseException as e: conn.send(("error", f"{type(e).__name__}: {e}"))
     finally: conn.close()
 
 class _Figures(contextlib.AbstractContextManager):
@@ -427,12 +422,11 @@ class _Figures(contextlib.AbstractContextManager):
         finally: bar.close()
         return {key: figs[key] for key in self.steps}
 
-    def __exit__(self, kind, *exc):
+    def __exit__(self, *exc):
         if self.proc is not None:
             self.conn.close()
-            if kind is not None: self.proc.kill()      # the report failed or was interrupted: no figure is needed
             self.proc.join(timeout=5)
-            if self.proc.is_alive(): self.proc.kill()  # (hung)
+            if self.proc.is_alive(): self.proc.kill()     # (hung, or the report failed before reading its figures)
             self.proc.join()
             self.proc = None
 
