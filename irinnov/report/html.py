@@ -11,7 +11,6 @@ import html
 import io
 import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from ..conventions import DEFAULT_THRESHOLD, QrelsLike, RunsLike
 from .model import (
     CampaignReport, _cell, _why_rise, bonus_risers, campaign_report, team_best, topic_summary)
 from .plots import plot_agreement, plot_power, plot_rank_shift, plot_topic_heatmap
-from ..core.read import _cpus, progress
+from ..core.read import progress
 from ..core.campaign import Campaign
 
 # %% auto #0
@@ -362,75 +361,6 @@ def _publish(stage: Path, out: Path, names: list, beside: bool = True):
         if n != "report.html": os.replace(stage / n, out / n)       # rename replaces a symlink, never writes through it
     os.replace(stage / "report.html", page)
 
-# %% ../../nbs/20_report_html.ipynb #e8b3d5f0
-_FORK_SYSTEMS = 20           # a report of this many systems or more draws its slowest figures in a second process
-_APART = ("agreement", "shift")   # those: the agreement heatmaps and the rank shifts (2/3 of DL 2020's drawing)
-_FORK_WAIT = 300             # seconds to wait for them before drawing them here instead
-
-def _draw(steps: dict, keys) -> dict:
-    "The figures `keys` of `steps` ({key: function making the figure}), each drawn and encoded as SVG."
-    import matplotlib.pyplot as plt
-    out = {}
-    for key in keys:
-        # titles at the top of their axes, where matplotlib would put them anyway (nothing of ours is drawn above an
-        # axes): placed automatically, each title is re-placed against every axes of its row at every draw
-        with plt.rc_context({"axes.titley": 1.0}): fig = steps[key]()
-        out[key] = _svg(fig)
-    return out
-
-def _draw_to(steps: dict, keys, conn):
-    "In the forked process: draw `keys` and send them back, or the error's text."
-    try: conn.send(("ok", _draw(steps, keys)))
-    except BaseException as e: conn.send(("error", f"{type(e).__name__}: {e}"))
-    finally: conn.close()
-
-class _Figures(contextlib.AbstractContextManager):
-    "The report's figures as SVG; where a second core pays, the slowest drawn by a forked process meanwhile."
-    def __init__(self, steps: dict, n_systems: int):
-        self.steps, self.proc = steps, None
-        self.apart = [k for k in _APART if k in steps] if n_systems >= _FORK_SYSTEMS else []
-        if self.apart and sys.platform.startswith("linux") and _cpus() >= 2:
-            import matplotlib.pyplot            # (imported once, before the fork: both processes have it)
-            import multiprocessing as mp
-            import warnings
-            ctx = mp.get_context("fork")           # (the makers are closures: a fork inherits them, nothing pickled)
-            self.conn, send = ctx.Pipe(duplex=False)
-            try:
-                with warnings.catch_warnings():    # (Python 3.12+ warns of forking a threaded process: the copy only draws)
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    proc = ctx.Process(target=_draw_to, args=(steps, self.apart, send), daemon=True)
-                    proc.start()
-                self.proc = proc
-            except Exception: pass                 # (a daemonic process may not start one, say): drawn here
-            finally: send.close()
-        if self.proc is None: self.apart = []
-
-    def draw(self) -> dict:
-        "Every figure, in the steps' order: this process's, then the forked one's (drawn here if it failed)."
-        bar = progress(total=len(self.steps), desc="figures", unit="figure")
-        try:
-            figs = {}
-            for key in self.steps:
-                if key not in self.apart:
-                    figs |= _draw(self.steps, [key])
-                    bar.update(1)
-            if self.apart:
-                try: got = self.conn.recv() if self.conn.poll(_FORK_WAIT) else None
-                except (EOFError, OSError): got = None
-                figs |= got[1] if got is not None and got[0] == "ok" else _draw(self.steps, self.apart)
-                bar.update(len(self.apart))
-        finally: bar.close()
-        return {key: figs[key] for key in self.steps}
-
-    def __exit__(self, *exc):
-        if self.proc is not None:
-            self.conn.close()
-            self.proc.join(timeout=5)
-            if self.proc.is_alive(): self.proc.kill()     # (hung, or the report failed before reading its figures)
-            self.proc.join()
-            self.proc = None
-
-
 # %% ../../nbs/20_report_html.ipynb #6ccd1d94
 SCALES = {"classic": "scores in [0, 1]", "rareness": "P@k_R and AP@k_R in [0, 1 + α]",
           "novelty": "U in bits per topic (can be negative)", "rpp": "RPP win rate in [−1, 1], 0 = as good as the field "
@@ -484,24 +414,10 @@ def write_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
 
 def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, formats="csv+parquet") -> list:
     "Write every table and report.html into the staging folder; return the file names, report.html last."
-    ref, S, small = rep.reference, len(rep.ranks), len(rep.ranks) <= 3
-    shift = not small and bool(rep.innovation)                       # (no innovation-aware measure: nothing rises)
-    agree = not small and len(rep.agreement) > 1 and bool(np.isfinite(rep.agreement.to_numpy(float)).any())
-    reuse = rep.reusability
-    steps = {"topics": lambda: plot_topic_heatmap(rep, measure=ref)}
-    if shift: steps["shift"] = lambda: plot_rank_shift(rep, hue=hue, ncols=4)
-    if agree: steps["agreement"] = lambda: plot_agreement(rep)
-    steps["power"] = lambda: plot_power(rep)
-    if reuse is not None and len(reuse.summary): steps["reusability"] = lambda: reuse.plot().figure
-    with _Figures(steps, S) as drawing:       # (the slowest drawn by a second process while this one writes the tables)
-        files = _tables(rep, stage, low_judged, formats)
-        figs = drawing.draw()
-    return _page(rep, stage, title, low_judged, version, files, figs)
-
-def _tables(rep: CampaignReport, stage: Path, low_judged, formats) -> dict:
-    "Every table of the report, written into the staging folder: {stem: (frame, index?, file names)}."
-    c, ref = rep.campaign, rep.reference
-    small = len(rep.ranks) <= 3
+    c, ref, p = rep.campaign, rep.reference, rep.params
+    S, small = len(rep.ranks), len(rep.ranks) <= 3
+    esc = html.escape
+    files = {}
     systems = _systems_table(rep)
     tables = {"systems": (systems, True), "per_topic": (rep.per_topic(), False),
               "agreement": (rep.agreement.stack(level=1, future_stack=True).rename_axis(["reference", "measure"]), True),
@@ -518,20 +434,21 @@ def _tables(rep: CampaignReport, stage: Path, low_judged, formats) -> dict:
     if reuse is not None:
         tables["reusability"] = (reuse.summary, True)
         tables["reusability_runs"] = (reuse.runs, False)
-    return {stem: (df, index, _write_table(df, stage, stem, index=index, formats=formats))
-            for stem, (df, index) in tables.items()}
-
-def _page(rep: CampaignReport, stage: Path, title, low_judged, version, written: dict, figs: dict) -> list:
-    "Write report.html (the tables `written`, the SVG `figs`) into the staging folder; return the file names, report.html last."
-    c, ref, p = rep.campaign, rep.reference, rep.params
-    shift, agree = "shift" in figs, "agreement" in figs
-    S, small = len(rep.ranks), len(rep.ranks) <= 3
-    esc = html.escape
-    tables = {stem: (df, index) for stem, (df, index, _) in written.items()}
-    files = {stem: names for stem, (_, _, names) in written.items()}
-    systems = tables["systems"][0]
-    team_col = "team" if rep.meta is not None and "team" in rep.meta.columns else None
-    reuse = rep.reusability
+    for stem, (df, index) in tables.items(): files[stem] = _write_table(df, stage, stem, index=index, formats=formats)
+    figs = {}
+    shift = not small and bool(rep.innovation)                       # (no innovation-aware measure: nothing rises)
+    agree = not small and len(rep.agreement) > 1 and bool(np.isfinite(rep.agreement.to_numpy(float)).any())
+    steps = [("topics", lambda: plot_topic_heatmap(rep, measure=ref))]
+    if shift: steps.append(("shift", lambda: plot_rank_shift(rep, hue=hue, ncols=4)))
+    if agree: steps.append(("agreement", lambda: plot_agreement(rep)))
+    steps.append(("power", lambda: plot_power(rep)))
+    if reuse is not None and len(reuse.summary): steps.append(("reusability", lambda: reuse.plot().figure))
+    import matplotlib.pyplot as plt
+    for key, make in progress(steps, desc="figures", unit="figure"):
+        # titles at the top of their axes, where matplotlib would put them anyway (nothing of ours is drawn above an
+        # axes): placed automatically, each title is re-placed against every axes of its row at every draw
+        with plt.rc_context({"axes.titley": 1.0}): fig = make()
+        figs[key] = _svg(fig)
     title = title or "irinnov campaign report"
     fams = sorted(set(rep.families.values()), key=list(FAMILIES).index)
     ev = int(c.evaluated().sum())
