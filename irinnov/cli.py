@@ -429,8 +429,10 @@ def report_command(args, # the parsed command line
             ds = datasets.load(name, path=args.path, mirror=args.mirror, progress=True)
             qrels = ds.qrels
             files = None if (mine is not None or args.tag or wants_dask(args)) else ds.run_files()
-            # one system per file: encoded a batch of files at a time (no frame of all the runs, read once)
-            runs = prepare_files(files, qrels, depth=opts.depth) if files else ds.runs
+            # one system per file: encoded a batch of files at a time (no frame of all the runs, read once), the
+            # arrays kept in the cache for the next report on the same files, qrels, options and code
+            runs = prepare_files(files, qrels, depth=opts.depth, cache=datasets.home() / "campaigns" / name) \
+                if files else ds.runs
             meta = _label_columns(ds.meta) if "meta" in ds.parts else None
             title = args.title or (f"Your runs against {name}" if args.against else f"{name}: irinnov campaign report")
         else:

@@ -442,6 +442,15 @@ def test_report_trec_covid_end_to_end(tmp_path):
     assert (sys_["rank AP"] == sys_["AP"].rank(ascending=False, method="min")).all()
     html = (tmp_path / "report" / "report.html").read_text()
     assert html.count('src="data:image/svg+xml;base64,') == 4 and re.search(r"https?://", html) is None
+    # the encoded campaign was kept in the cache: a second report reads it back and writes the same files, byte for byte
+    [kept] = (tmp_path / "home" / "campaigns" / "trec-covid-round1").glob("campaign-*.npz")
+    inode = kept.stat().st_ino
+    code, out, err = irinnov("report", "--dataset", "trec-covid-round1", "-o", "again/", cwd=tmp_path, env=env)
+    assert code == 0 and err == "", err
+    assert kept.stat().st_ino == inode                          # read back, not written again
+    files = sorted(p.name for p in (tmp_path / "report").iterdir())
+    assert files == sorted(p.name for p in (tmp_path / "again").iterdir())
+    for f in files: assert (tmp_path / "report" / f).read_bytes() == (tmp_path / "again" / f).read_bytes(), f
 
 
 def test_evaluate_keeps_a_long_list_apart(tmp_path):

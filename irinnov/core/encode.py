@@ -173,6 +173,17 @@ def _stamp(f) -> tuple:
     return st.st_size, st.st_mtime_ns
 
 # %% ../../nbs/00e_encode.ipynb #ce24bc99
+def _file_systems(files: list, names: dict | None) -> tuple[list, np.ndarray, dict | None]:
+    "The run files and their systems in the systems' byte-wise order (as Arrow sorts), and `rename`: file-derived "
+    "system name -> system, for files named apart from their systems (`names`: {system: file}), else None."
+    rename = None
+    if names is not None:
+        rename = {system_name(f): n for n, f in names.items()}
+        if len(rename) != len(names): raise ValueError("names: two run files of one file name")
+    else: names = system_files(files)
+    order = sorted(names, key=lambda n: n.encode())
+    return [names[n] for n in order], np.array(order, dtype=object), rename
+
 def _reread_fn(files: list, stamps: list, read_kw: dict, score_dtype: str, depth: int | None, rename: dict | None = None):
     "A function building the ordered runs frame of a campaign encoded from files: the files read again, on first use "
     "(`rename`: file-derived system name -> the system's name, for files named apart from their systems)."
@@ -210,13 +221,7 @@ def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: 
     "Encode run files a batch at a time (the next two read and ordered while one is placed): no frame of all the runs."
     # `names`: {system: file} for files named apart from their systems (a dataset's tags); a batch is read under the
     # files' own names, renumbered to the systems' sorted order
-    rename = None
-    if names is not None:
-        rename = {system_name(f): n for n, f in names.items()}
-        if len(rename) != len(names): raise ValueError("names: two run files of one file name")
-    else: names = system_files(files)
-    files = [names[n] for n in sorted(names, key=lambda n: n.encode())]     # systems sorted byte-wise, as Arrow sorts
-    systems = np.array(sorted(names, key=lambda n: n.encode()), dtype=object)
+    files, systems, rename = _file_systems(files, names)
     stamps = [_stamp(f) for f in files] if keep_runs else None
     # batches of at least 512 k lines, or 2 per judgment where the qrels are large (a batch's lookup begins by hashing
     # the judged documents: 0.15 s for 1.27 M of them, against 0.08 s per million lines looked up), and at most 4 M
@@ -307,6 +312,7 @@ def prepare_files(paths,                         # run files: a list, a director
                   max_bytes: int | None = None,  # refuse a file larger than this once decompressed
                   batch_rows: int | None = None, # run lines read per batch (default: 512 k to 4 M, 2 per judgment)
                   ragged: bool = False,          # keep lists much longer than the rest apart, whole (`Campaign.overflow`)
+                  cache=None,                    # a folder keeping the encoded arrays for the next call on the same files, qrels and options
                  ) -> Campaign:
     "Encode run files into a `Campaign` a batch of files at a time, never holding all the runs in one frame."
     names = None
@@ -323,8 +329,88 @@ def prepare_files(paths,                         # run files: a list, a director
     if duplicates not in ("error", "first"): raise ValueError(f"duplicates must be 'error' or 'first', not {duplicates!r}")
     if batch_rows is not None and batch_rows < 1: raise ValueError(f"batch_rows must be ≥ 1, not {batch_rows}")
     read_kw = dict(duplicates=duplicates, comments=comments, max_bytes=max_bytes)
+    if cache is not None and not ragged:
+        return _kept_or_encoded(Path(cache), run_file_paths(paths), names, qrels, score_dtype, keep_runs,
+                                None if depth is None else int(depth), max_dense_bytes, disjoint, read_kw, batch_rows)
     c = _encode_files(run_file_paths(paths), qrels, score_dtype, keep_runs,
                       None if depth is None else int(depth), max_dense_bytes,
                       disjoint, read_kw, batch_rows, ragged, names)
     _trim()
     return c
+
+# %% ../../nbs/00e_encode.ipynb #c3f9a2e5
+_KEPT_FORMAT = 1                                     # the layout of a kept campaign (raised whenever it changes)
+_KEPT_ARRAYS = ("docs", "grades", "scores", "lengths")
+
+def _code_digest() -> str:
+    "A digest of the source of the modules that read and encode runs: arrays kept by other code are never reused."
+    import hashlib
+    import irinnov.core as core
+    h = hashlib.sha256()
+    here = Path(core.__file__).resolve().parent
+    for f in sorted(here.glob("*.py")) + [here.parent / "conventions.py"]:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+def _kept_key(files: list, systems, q: pd.DataFrame, options: dict) -> str:
+    "The key of a kept campaign: the run files (path, size, modification time), the qrels' content, the options, the code."
+    import hashlib
+    import json
+    q = q if _is_frame(q) else q.to_frame()       # (qrels read with frame=False: their columns)
+    rows = pd.util.hash_pandas_object(q, index=False).to_numpy()
+    qd = hashlib.sha256(rows.tobytes() + repr([(c, str(t)) for c, t in q.dtypes.items()]).encode()).hexdigest()
+    files = [[str(s), str(Path(f).resolve()), *_stamp(f)] for s, f in zip(systems, files)]
+    blob = json.dumps({"format": _KEPT_FORMAT, "code": _code_digest(), "files": files, "qrels": qd, **options})
+    return hashlib.sha256(blob.encode()).hexdigest()[:40]
+
+
+# %% ../../nbs/00e_encode.ipynb #d5a8e1f3
+_KEPT_MOST = 4       # campaigns kept per folder: the most recently used (each the size of its arrays)
+
+def _kept_or_encoded(cache: Path, files: list, names: dict | None, qrels, score_dtype: str, keep_runs: bool,
+                     depth: int | None, max_dense_bytes, disjoint: str, read_kw: dict, batch_rows) -> Campaign:
+    "`_encode_files`, its arrays kept in `cache` under the key of what they came from, or read back from there."
+    import warnings
+    q = _qrels_input(qrels)                 # (checked and coded as without a cache)
+    order, systems, rename = _file_systems(files, names)
+    key = _kept_key(order, systems, q, dict(score_dtype=score_dtype, depth=depth, disjoint=disjoint,
+                                            max_dense_bytes=max_dense_bytes, **read_kw))
+    path = cache / f"campaign-{key}.npz"
+    if path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as z: arrays = {k: z[k] for k in _KEPT_ARRAYS + ("systems",)}
+            jd = _judged(q, 0)
+            S, Q = len(systems), len(jd.topics)
+            if arrays["systems"].tolist() == systems.tolist() and arrays["lengths"].shape == (S, Q) and all(
+                    arrays[k].ndim == 3 and arrays[k].shape[:2] == (S, Q) for k in _KEPT_ARRAYS[:3]):
+                os.utime(path)              # (recently used: kept longest)
+                return Campaign(systems=systems, topics=jd.topics, judged_docs=jd.judged, qrels=jd.qrels,
+                                score_dtype=score_dtype, runs_fn=_reread_fn(order, [_stamp(f) for f in order], read_kw,
+                                score_dtype, depth, rename) if keep_runs else None,
+                                **{k: arrays[k] for k in _KEPT_ARRAYS})
+        except Exception: pass              # unreadable or not ours: encoded again and replaced (never trusted)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        c = _encode_files(files, q, score_dtype, keep_runs, depth, max_dense_bytes, disjoint, read_kw, batch_rows,
+                          False, names)
+    for w in said: warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    if not said: _keep_arrays(c, cache, path)
+    _trim()
+    return c
+
+def _keep_arrays(c: Campaign, cache: Path, path: Path):
+    "Write the campaign's arrays to `path` (a temporary file, then renamed); drop all but the most recently used."
+    import tempfile
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache, prefix=".campaign-", suffix=".npz")      # (a new file, no symlink followed)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, systems=np.array(c.systems.tolist(), dtype=str), **{k: getattr(c, k) for k in _KEPT_ARRAYS})
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp): os.unlink(tmp)
+        kept = sorted(cache.glob("campaign-*.npz"), key=lambda f: f.stat().st_mtime_ns, reverse=True)
+        for old in kept[_KEPT_MOST:]: old.unlink(missing_ok=True)
+    except OSError: pass                    # (a folder that cannot be written: the campaign is returned, not kept)
+
