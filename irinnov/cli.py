@@ -342,7 +342,8 @@ def add_report_arguments(parser: argparse.ArgumentParser, # the `report` subcomm
     r = parser
     r.add_argument("files", metavar="QRELS RUN", nargs="*", help="qrels file, then run files, directories or globs "
                    "(with --against: your run files only)")
-    r.add_argument("--dataset", metavar="NAME", help="a dataset of 'irinnov datasets list' (fetched on first use)")
+    r.add_argument("--dataset", metavar="NAME", help="a dataset of 'irinnov datasets list' (fetched on first use; its runs, once "
+                   "encoded, kept in $IRINNOV_HOME/campaigns for the next report)")
     r.add_argument("--against", metavar="NAME", help="add your RUNs to this dataset's field and mark where they place")
     r.add_argument("--path", metavar="DIR", help="dataset directory (your copy of a NIST collection, or a cache)")
     r.add_argument("--mirror", metavar="DIR", help="offline mirror to fetch from (default: $IRINNOV_MIRROR)")
