@@ -8,6 +8,10 @@ Workloads (the command line a user types; the datasets fetched into the cache fi
   dl2020   `irinnov report --dataset trec-dl-2020-passage -o DIR`  (59 runs, 11.5 M run lines, 54 judged topics)
   covid    `irinnov report --dataset trec-covid-round1 -o DIR`     (143 runs, 30 topics)
 
+This checkout's report runs twice per repetition: `first`, with the encoded campaign that an earlier report keeps in
+`$IRINNOV_HOME/campaigns/NAME` removed (the runs read, decompressed and encoded, then kept), and `again`, reading it
+back; the baseline runs once, after the kept campaign is removed (older code keeps none).
+
 Each repetition is a child process (`python -m irinnov report ...`, Python's bytecode cache on and written for both
 checkouts before the first clock, even where the shell sets PYTHONDONTWRITEBYTECODE); its wall-clock time
 is measured around it and its peak resident memory read from the kernel's accounting of the waited-for child
@@ -66,12 +70,17 @@ def main():
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
         for w in a.only:
-            got = {k: [] for k in checkouts}
+            kept = datasets.home() / "campaigns" / WORKLOADS[w]       # where `irinnov report` keeps the encoded runs
+            runs = [("first", HERE.parent, True), ("again", HERE.parent, False)] + \
+                   ([("before", checkouts["before"], True)] if a.baseline else [])
+            got = {k: [] for k, _, _ in runs}
             for _ in range(a.repeat):
-                for k, root in checkouts.items(): got[k].append(run(root, WORKLOADS[w], Path(tmp) / k))
+                for k, root, fresh in runs:
+                    if fresh: shutil.rmtree(kept, ignore_errors=True)
+                    got[k].append(run(root, WORKLOADS[w], Path(tmp) / k))
             for k, rs in got.items():
                 med = lambda f: statistics.median(r[f] for r in rs)
-                print(f"{w:7s} {k:8s} wall {med('wall'):6.2f} s (fastest {min(r['wall'] for r in rs):.2f}), "
+                print(f"{w:7s} {k:7s} wall {med('wall'):6.2f} s (fastest {min(r['wall'] for r in rs):.2f}), "
                       f"peak RSS {med('rss'):6.0f} MB (max {max(r['rss'] for r in rs):.0f}), "
                       f"CPU {med('user') + med('sys'):6.2f} s ({med('user'):.2f} user + {med('sys'):.2f} sys)")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
