@@ -9,6 +9,7 @@ import os
 import weakref
 import zlib
 from collections import OrderedDict
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,11 +20,12 @@ import pyarrow as pa
 from .read import _is_frame, pd       # (pandas imported where a frame is first made)
 
 from .read import (
-    _check_runs_frame, _chunked, _cpus, _is_marked, _maybe_duplicates, _qrels_input, _read_frame, _run_arrays, _trim,
-    as_runs, mark_unique, progress, read_runs, run_file_paths, system_files, system_name)
-from .order import _Lists, _lists, _ordered_fn, _repeated_rows, is_runs_frame
+    MAX_GRADE, _Columns, _arrow, _block_column, _check_runs_frame, _chunked, _constant, _cpus, _dict_columns,
+    _is_marked, _maybe_duplicates, _nested, _qrels_input, _ranx, _read_frame, _run_arrays, _runs_frame, _trim, as_runs,
+    mark_unique, progress, read_runs, run_file_paths, system_files, system_name)
+from .order import _Lists, _block_lists, _lists, _ordered_fn, _repeated_rows, is_runs_frame
 from .arrays import (
-    NO_GRADE, PAD, _apart, _check_dense, _judged, _kept, _no_common_topics, _place, _ragged_cap)
+    NO_GRADE, PAD, _apart, _check_dense, _judged, _judged_codes, _kept, _no_common_topics, _place, _ragged_cap)
 from .campaign import Campaign, _encode, _long_lists
 
 # %% auto #0
@@ -41,6 +43,41 @@ def _is_paths(x) -> bool:
     "A run file, directory or glob, or a list of run files."
     return isinstance(x, (str, os.PathLike)) or (isinstance(x, (list, tuple)) and len(x) > 0
                                                  and all(isinstance(p, (str, os.PathLike)) for p in x))
+
+# %% ../../nbs/00e_encode.ipynb #6be23d52
+def _dict_run(runs) -> tuple | None:
+    "A `{query: {doc: score}}` run of `str` keys and numbers (or a ranx `Run`) as its blocks (`_dict_columns`) and its "
+    "system's name; None for anything else (`as_runs` takes it)."
+    d, name = _ranx(runs)
+    if not isinstance(d, Mapping) or not _nested(d): return None
+    cols = _dict_columns(d)
+    return None if cols is None or not cols[4] else (cols, str(name) if name else "run")
+
+def _dict_qrels(qrels) -> tuple | None:
+    "`{query: {doc: grade}}` qrels of `str` keys and integer grades in range as their blocks; None for anything else "
+    "(`as_qrels` takes it)."
+    q, _ = _ranx(qrels)
+    cols = _dict_columns(q) if isinstance(q, Mapping) else None
+    if cols is None or not cols[4]: return None
+    g = cols[3]
+    return cols if np.array_equal(g, np.round(g)) and np.abs(g).max() <= MAX_GRADE else None
+
+def _block_order(cols: tuple, system: str, jd, score_dtype: str) -> tuple[_Lists, np.ndarray]:
+    "The lists of a dictionary's blocks, and each row's judged-doc code, looked up by Arrow (which releases the GIL) "
+    "on another thread while the lists are sorted."
+    queries, lens, doc, score, _ = cols
+    with ThreadPoolExecutor(1) as ex:
+        codes = ex.submit(_judged_codes, _chunked(doc), _arrow(jd.judged, doc.type), 0, len(doc))
+        L = _block_lists(lens, score, doc, system, queries, score_dtype)
+        return L, codes.result()
+
+def _dict_runs_fn(cols: tuple, system: str, L: _Lists, depth: int | None):
+    "A function building the ordered runs frame of a dictionary's blocks on first use."
+    queries, lens, doc, score, _ = cols
+    def ordered():
+        runs = mark_unique(_runs_frame(_constant(system, len(doc)), _block_column(queries, lens), doc, score))
+        return _ordered_fn(runs, L, depth)()
+    return ordered
 
 # %% ../../nbs/00e_encode.ipynb #93ba9a4f
 _CACHE: OrderedDict = OrderedDict()   # (id(runs), id(qrels), options) -> _Entry; the last few encodings
@@ -139,6 +176,14 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     if hit is None and ragged: hit = _cache_get(runs, qrels, opts + (True,))
     if hit is not None: return hit
     given = (runs, qrels)
+    blocks = None if _is_frame(runs) else _dict_run(runs)
+    if blocks is not None:          # a dictionary of str keys: its lists from its blocks, no runs frame unless asked
+        jd = _judged(_dict_qrels(qrels) or _qrels_input(qrels), len(blocks[0][2]))
+        L, dc_all = _block_order(*blocks, jd, score_dtype)
+        c, L = _encode(_Columns({"doc": _chunked(blocks[0][2]), "score": blocks[0][3]}), jd, score_dtype, depth,
+                       max_dense_bytes, disjoint, ragged, L=L, dc_all=dc_all)
+        _trim()
+        return replace(c, runs_fn=_dict_runs_fn(*blocks, L, depth) if keep_runs else None)
     if is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
         if not _is_marked(runs): _check_runs_frame(runs)
     else: runs = as_runs(runs)
