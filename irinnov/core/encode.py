@@ -45,14 +45,6 @@ def _is_paths(x) -> bool:
                                                  and all(isinstance(p, (str, os.PathLike)) for p in x))
 
 # %% ../../nbs/00e_encode.ipynb #6be23d52
-def _dict_run(runs) -> tuple | None:
-    "A `{query: {doc: score}}` run of `str` keys and numbers (or a ranx `Run`) as its blocks (`_dict_columns`) and its "
-    "system's name; None for anything else (`as_runs` takes it)."
-    d, name = _ranx(runs)
-    if not isinstance(d, Mapping) or not _nested(d): return None
-    cols = _dict_columns(d)
-    return None if cols is None or not cols[4] else (cols, str(name) if name else "run")
-
 def _dict_qrels(qrels) -> tuple | None:
     "`{query: {doc: grade}}` qrels of `str` keys and integer grades in range as their blocks; None for anything else "
     "(`as_qrels` takes it)."
@@ -62,14 +54,28 @@ def _dict_qrels(qrels) -> tuple | None:
     g = cols[3]
     return cols if np.array_equal(g, np.round(g)) and np.abs(g).max() <= MAX_GRADE else None
 
-def _block_order(cols: tuple, system: str, jd, score_dtype: str) -> tuple[_Lists, np.ndarray]:
-    "The lists of a dictionary's blocks, and each row's judged-doc code, looked up by Arrow (which releases the GIL) "
-    "on another thread while the lists are sorted."
-    queries, lens, doc, score, _ = cols
+def _dict_blocks(runs, qrels, score_dtype: str) -> tuple | None:
+    "A `{query: {doc: score}}` run of `str` keys and numbers (or a ranx `Run`) as its blocks (`_dict_columns`), its "
+    "system's name, the coded qrels, its lists and each row's judged-doc code; None for anything else (`as_runs` "
+    "takes it). Qrels that are such a dictionary too are coded first, so that Arrow looks the doc ids up among the "
+    "judged ones as soon as they are converted, on another thread (it releases the GIL), while the scores are "
+    "converted and the lists sorted."
+    d, name = _ranx(runs)
+    if not isinstance(d, Mapping) or not _nested(d): return None
+    qb = _dict_qrels(qrels)
+    jd = None if qb is None else _judged(qb, sum(map(len, d.values())))
     with ThreadPoolExecutor(1) as ex:
-        codes = ex.submit(_judged_codes, _chunked(doc), _arrow(jd.judged, doc.type), 0, len(doc))
+        codes = []
+        def look_up(doc): codes.append(ex.submit(_judged_codes, _chunked(doc), _arrow(jd.judged, doc.type), 0, len(doc)))
+        cols = _dict_columns(d, look_up if jd is not None else None)
+        if cols is None or not cols[4]: return None         # (a lookup begun is waited for)
+        queries, lens, doc, score, _ = cols
+        if jd is None:                                      # qrels in another form: checked once the run is
+            jd = _judged(_qrels_input(qrels), len(doc))
+            look_up(doc)
+        system = str(name) if name else "run"
         L = _block_lists(lens, score, doc, system, queries, score_dtype)
-        return L, codes.result()
+        return cols, system, jd, L, codes[0].result()
 
 def _dict_runs_fn(cols: tuple, system: str, L: _Lists, depth: int | None):
     "A function building the ordered runs frame of a dictionary's blocks on first use."
@@ -176,14 +182,13 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     if hit is None and ragged: hit = _cache_get(runs, qrels, opts + (True,))
     if hit is not None: return hit
     given = (runs, qrels)
-    blocks = None if _is_frame(runs) else _dict_run(runs)
+    blocks = None if _is_frame(runs) else _dict_blocks(runs, qrels, score_dtype)
     if blocks is not None:          # a dictionary of str keys: its lists from its blocks, no runs frame unless asked
-        jd = _judged(_dict_qrels(qrels) or _qrels_input(qrels), len(blocks[0][2]))
-        L, dc_all = _block_order(*blocks, jd, score_dtype)
-        c, L = _encode(_Columns({"doc": _chunked(blocks[0][2]), "score": blocks[0][3]}), jd, score_dtype, depth,
-                       max_dense_bytes, disjoint, ragged, L=L, dc_all=dc_all)
+        cols, system, jd, L, dc_all = blocks
+        c, L = _encode(_Columns({"doc": _chunked(cols[2]), "score": cols[3]}), jd, score_dtype, depth, max_dense_bytes,
+                       disjoint, ragged, L=L, dc_all=dc_all)
         _trim()
-        return replace(c, runs_fn=_dict_runs_fn(*blocks, L, depth) if keep_runs else None)
+        return replace(c, runs_fn=_dict_runs_fn(cols, system, L, depth) if keep_runs else None)
     if is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
         if not _is_marked(runs): _check_runs_frame(runs)
     else: runs = as_runs(runs)

@@ -1065,6 +1065,7 @@ def _plain_ids(ids: pa.Array) -> bool:
     return not pc.any(pc.match_substring_regex(ids, r"[\s\x00]", memory_pool=_POOL)).as_py()
 
 def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
+                  on_doc=None,             # called with the doc column once it is built and checked, if every key is a `str`
                  ) -> tuple | None:
     "The queries (Arrow large strings, one per inner mapping), their entries' counts, the doc column (one row per entry), the values (float64) and whether every key was a `str`, of a dictionary of string keys and numbers; None for anything else."
     inner = list(obj.values())
@@ -1083,14 +1084,18 @@ def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
         if plain: queries, doc = (_call("cast", [x], _pac.CastOptions.safe(pa.large_string())) for x in (queries, doc))
         else:
             queries, doc = (pa.array(x, pa.large_string(), memory_pool=_POOL) for x in (list(obj.keys()), docs))
-        del docs
+    except (pa.ArrowException, TypeError, ValueError, OverflowError): return None
+    del docs
+    if queries.null_count or doc.null_count: return None
+    for ids in (queries, doc):  # empty ids, whitespace or NUL inside, over-long: the general path names the entry
+        if not _plain_ids(ids): return None
+    if plain and on_doc is not None: on_doc(doc)     # (work on the doc ids may start while the values are converted)
+    try:
         vals = pa.array(vals, memory_pool=_POOL)                   # inferred: bools stay bools
         if not (pa.types.is_integer(vals.type) or pa.types.is_floating(vals.type)): return None
         vals = vals.cast(pa.float64())
     except (pa.ArrowException, TypeError, ValueError, OverflowError): return None
-    if queries.null_count or doc.null_count or vals.null_count: return None
-    for ids in (queries, doc):  # empty ids, whitespace or NUL inside, over-long: the general path names the entry
-        if not _plain_ids(ids): return None
+    if vals.null_count: return None
     values = vals.to_numpy(zero_copy_only=False, writable=True)
     if np.isnan(values).any(): return None
     return queries, lens, doc, values, plain
