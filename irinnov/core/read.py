@@ -1067,7 +1067,7 @@ def _plain_ids(ids: pa.Array) -> bool:
 def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
                   on_doc=None,             # called with the doc column once it is built and checked, if every key is a `str`
                  ) -> tuple | None:
-    "The queries (Arrow large strings, one per inner mapping), their entries' counts, the doc column (one row per entry), the values (float64) and whether every key was a `str`, of a dictionary of string keys and numbers; None for anything else."
+    "The queries (Arrow strings, one per inner mapping), their entries' counts, the doc column (one row per entry), the values (float64) and whether every key was a `str`, of a dictionary of string keys and numbers; None for anything else."
     inner = list(obj.values())
     if not all(type(v) is dict or isinstance(v, Mapping) for v in inner): return None   # (plain dicts: no ABC check)
     lens = np.fromiter(map(len, inner), np.int64, count=len(inner))
@@ -1078,11 +1078,11 @@ def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
     try:
         # (from lists: Arrow converts a list several times faster than an iterator of the same values). Arrow infers
         # `string` where every key is a `str`; bytes keys, which it also reads as strings, could name one id twice
-        # (b"d1" and "d1"): then `plain` is False and the caller checks for repeats
+        # (b"d1" and "d1"): then `plain` is False and the caller checks for repeats. (`string` is kept as it is:
+        # pandas makes the large strings of its columns itself, and the runs frame is made only when asked for)
         queries, doc = (pa.array(x, memory_pool=_POOL) for x in (list(obj.keys()), docs))
         plain = all(isinstance(x, pa.Array) and pa.types.is_string(x.type) for x in (queries, doc))
-        if plain: queries, doc = (_call("cast", [x], _pac.CastOptions.safe(pa.large_string())) for x in (queries, doc))
-        else:
+        if not plain:
             queries, doc = (pa.array(x, pa.large_string(), memory_pool=_POOL) for x in (list(obj.keys()), docs))
     except (pa.ArrowException, TypeError, ValueError, OverflowError): return None
     del docs
