@@ -1067,7 +1067,7 @@ def _plain_ids(ids: pa.Array) -> bool:
 def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
                   on_doc=None,             # called with the doc column once it is built and checked, if every key is a `str`
                  ) -> tuple | None:
-    "The queries (Arrow strings, one per inner mapping), their entries' counts, the doc column (one row per entry), the values (float64) and whether every key was a `str`, of a dictionary of string keys and numbers; None for anything else."
+    "The queries (Arrow strings, one per inner mapping), their entries' counts, the doc column (one row per entry), the values (float64, read-only where they are Arrow's own buffer) and whether every key was a `str`, of a dictionary of string keys and numbers; None for anything else."
     inner = list(obj.values())
     if not all(type(v) is dict or isinstance(v, Mapping) for v in inner): return None   # (plain dicts: no ABC check)
     lens = np.fromiter(map(len, inner), np.int64, count=len(inner))
@@ -1096,7 +1096,7 @@ def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
         vals = vals.cast(pa.float64())
     except (pa.ArrowException, TypeError, ValueError, OverflowError): return None
     if vals.null_count: return None
-    values = vals.to_numpy(zero_copy_only=False, writable=True)
+    values = vals.to_numpy(zero_copy_only=False)         # (Arrow's buffer where the values were floats: no copy)
     if np.isnan(values).any(): return None
     return queries, lens, doc, values, plain
 
@@ -1121,6 +1121,7 @@ def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {do
     cols = _dict_columns(runs) if isinstance(runs, Mapping) else None
     if cols is not None:        # string keys and numbers: Arrow's columns as they are, and no (query, doc) repeats in a dict
         queries, lens, doc, score, plain = cols
+        if not score.flags.writeable: score = score.copy()      # (a frame's column may be written into)
         df = _runs_frame(_constant(str(system), len(doc)), _block_column(queries, lens), doc, score)
         return mark_unique(df) if plain else _dedupe(df, "runs", duplicates, lambda: None)
     df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs, "runs")
