@@ -16,7 +16,7 @@ import pyarrow as pa
 from .read import _is_frame, _to_numpy, pd       # (pandas imported where a frame is first made)
 from .read import _arrow, _call, _pac, _unique, pc
 
-from .read import _POOL, _check_qrels, _chunked, _cpus
+from .read import _POOL, _block_column, _check_qrels, _chunked, _cpus, _str_column
 from .order import _BLOCK, _Lists, _sorted_values
 
 # %% auto #0
@@ -45,6 +45,19 @@ def _qrels_codes(qrels: pd.DataFrame):
     gval = np.maximum.reduceat(np.asarray(q["grade"])[o], first) if len(k) else np.zeros(0, np.int64)
     return topics, judged, q, k[first], gval
 
+def _block_codes(queries: pa.Array, lens: np.ndarray, doc: pa.Array, grade: np.ndarray):
+    "`_qrels_codes` of a dictionary's qrels in blocks (`_dict_columns`, all `str` keys): a topic code per block, and "
+    "no (topic, doc) twice to look for."
+    if not (lens > 0).all(): queries, lens = _call("filter", [queries, lens > 0]), lens[lens > 0]
+    topics, tb = _sorted_values(queries)
+    judged, dcode = _sorted_values(doc)
+    tcode, grade = np.repeat(tb, lens), grade.astype(np.int64)
+    q = pd.DataFrame({"query": _str_column(_block_column(queries, lens)), "doc": _str_column(doc), "grade": grade,
+                      "topic_idx": tcode.astype(np.int32), "doc_code": dcode.astype(np.int32)}, copy=False)
+    key = tcode * max(len(judged), 1) + dcode
+    o = np.argsort(key)                                  # (distinct keys: any sort)
+    return topics, judged, q, key[o], grade[o]
+
 # %% ../../nbs/00c_arrays.ipynb #da3a6ff5
 @dataclass
 class _Judged:
@@ -64,9 +77,10 @@ class _Judged:
         loc = np.searchsorted(self.gkey, key).clip(max=len(self.gkey) - 1)
         return np.where(self.gkey[loc] == key, self.gval[loc], NO_GRADE).astype(np.int16)
 
-def _judged(qrels: pd.DataFrame, rows: int) -> _Judged:
-    "Code the qrels once; a dense (topic, judged doc) grade table when it is no larger than the runs (`rows`)."
-    topics, judged, q, gkey, gval = _qrels_codes(qrels)
+def _judged(qrels: pd.DataFrame | tuple, rows: int) -> _Judged:
+    "Code the qrels (a frame, or a dictionary's blocks) once; a dense (topic, judged doc) grade table when it is no "
+    "larger than the runs (`rows`)."
+    topics, judged, q, gkey, gval = _block_codes(*qrels[:4]) if isinstance(qrels, tuple) else _qrels_codes(qrels)
     size = len(topics) * max(len(judged), 1)
     table = None
     if size <= max(rows, 1 << 20):

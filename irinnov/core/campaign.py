@@ -267,12 +267,16 @@ def _long_lists(runs: pd.DataFrame, L: _Lists, jd: _Judged, ltopic: np.ndarray, 
 
 # %% ../../nbs/00d_campaign.ipynb #29f4af65
 def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, depth: int | None = None,
-            max_dense_bytes: int | None = None, disjoint: str = "warn", ragged: bool = False) -> tuple[Campaign, _Lists]:
-    "A checked runs frame and checked qrels encoded into a campaign (without its runs frame), and the runs' lists."
-    L = _lists(runs, score_dtype)
-    if len(L.systems) == 0: raise ValueError("no runs: a campaign needs at least one system")
-    if not _is_marked(runs): _check_unique(runs, L)
-    jd = _judged(qrels, len(runs))
+            max_dense_bytes: int | None = None, disjoint: str = "warn", ragged: bool = False,
+            L: _Lists | None = None, dc_all: np.ndarray | None = None) -> tuple[Campaign, _Lists]:
+    "A checked runs frame and checked qrels encoded into a campaign (without its runs frame), and the runs' lists "
+    "(given: `L`, the runs' checked lists, with `runs` as their doc and score columns, `qrels` coded by `_judged`, and "
+    "`dc_all` each row's judged-doc code)."
+    if L is None:
+        L = _lists(runs, score_dtype)
+        if len(L.systems) == 0: raise ValueError("no runs: a campaign needs at least one system")
+        if not _is_marked(runs): _check_unique(runs, L)
+    jd = qrels if isinstance(qrels, _Judged) else _judged(qrels, len(runs))
     S, Q = len(L.systems), len(jd.topics)
     ltopic, keep, D = _kept(L, jd.topics, depth)      # padded to the depth cut, not to the longest list
     if not keep.any(): _no_common_topics(L.queries, jd.topics, disjoint)
@@ -286,7 +290,7 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, depth: in
     every = int(keep.sum()) == S * Q and bool((L.lens[keep] >= D).all())
     alloc = lambda dt, fill: np.empty(S * Q * D, dt) if every else np.full(S * Q * D, fill, dt)
     docs, scores, grades = alloc(np.int32, PAD), alloc(np.float64, np.nan), alloc(np.int16, NO_GRADE)
-    dc_all = _place(runs, L, jd, ltopic, cell, D, docs, scores, grades)
+    dc_all = _place(runs, L, jd, ltopic, cell, D, docs, scores, grades, dc_all)
     long = () if over is None else tuple(_long_lists(runs, L, jd, ltopic, over, depth, 0, dc_all, score_dtype))
     del dc_all
     c = Campaign(systems=L.systems, topics=jd.topics, docs=docs.reshape(S, Q, D), grades=grades.reshape(S, Q, D),

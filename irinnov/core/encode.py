@@ -9,6 +9,7 @@ import os
 import weakref
 import zlib
 from collections import OrderedDict
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,11 +20,12 @@ import pyarrow as pa
 from .read import _is_frame, pd       # (pandas imported where a frame is first made)
 
 from .read import (
-    _check_runs_frame, _chunked, _cpus, _is_marked, _maybe_duplicates, _qrels_input, _read_frame, _run_arrays, _trim,
-    as_runs, mark_unique, progress, read_runs, run_file_paths, system_files, system_name)
-from .order import _Lists, _lists, _ordered_fn, _repeated_rows, is_runs_frame
+    MAX_GRADE, _Columns, _arrow, _block_column, _check_runs_frame, _chunked, _constant, _cpus, _dict_columns,
+    _is_marked, _maybe_duplicates, _nested, _qrels_input, _ranx, _read_frame, _run_arrays, _runs_frame, _trim, as_runs,
+    mark_unique, progress, read_runs, run_file_paths, system_files, system_name)
+from .order import _Lists, _block_lists, _lists, _ordered_fn, _repeated_rows, is_runs_frame
 from .arrays import (
-    NO_GRADE, PAD, _apart, _check_dense, _judged, _kept, _no_common_topics, _place, _ragged_cap)
+    NO_GRADE, PAD, _apart, _check_dense, _judged, _judged_codes, _kept, _no_common_topics, _place, _ragged_cap)
 from .campaign import Campaign, _encode, _long_lists
 
 # %% auto #0
@@ -41,6 +43,47 @@ def _is_paths(x) -> bool:
     "A run file, directory or glob, or a list of run files."
     return isinstance(x, (str, os.PathLike)) or (isinstance(x, (list, tuple)) and len(x) > 0
                                                  and all(isinstance(p, (str, os.PathLike)) for p in x))
+
+# %% ../../nbs/00e_encode.ipynb #6be23d52
+def _dict_qrels(qrels) -> tuple | None:
+    "`{query: {doc: grade}}` qrels of `str` keys and integer grades in range as their blocks; None for anything else "
+    "(`as_qrels` takes it)."
+    q, _ = _ranx(qrels)
+    cols = _dict_columns(q) if isinstance(q, Mapping) else None
+    if cols is None or not cols[4]: return None
+    g = cols[3]
+    return cols if np.array_equal(g, np.round(g)) and np.abs(g).max() <= MAX_GRADE else None
+
+def _dict_blocks(runs, qrels, score_dtype: str) -> tuple | None:
+    "A `{query: {doc: score}}` run of `str` keys and numbers (or a ranx `Run`) as its blocks (`_dict_columns`), its "
+    "system's name, the coded qrels, its lists and each row's judged-doc code; None for anything else (`as_runs` "
+    "takes it). Qrels that are such a dictionary too are coded first, so that Arrow looks the doc ids up among the "
+    "judged ones as soon as they are converted, on another thread (it releases the GIL), while the scores are "
+    "converted and the lists sorted."
+    d, name = _ranx(runs)
+    if not isinstance(d, Mapping) or not _nested(d): return None
+    qb = _dict_qrels(qrels)
+    jd = None if qb is None else _judged(qb, sum(map(len, d.values())))
+    with ThreadPoolExecutor(1) as ex:
+        codes = []
+        def look_up(doc): codes.append(ex.submit(_judged_codes, _chunked(doc), _arrow(jd.judged, doc.type), 0, len(doc)))
+        cols = _dict_columns(d, look_up if jd is not None else None)
+        if cols is None or not cols[4]: return None         # (a lookup begun is waited for)
+        queries, lens, doc, score, _ = cols
+        if jd is None:                                      # qrels in another form: checked once the run is
+            jd = _judged(_qrels_input(qrels), len(doc))
+            look_up(doc)
+        system = str(name) if name else "run"
+        L = _block_lists(lens, score, doc, system, queries, score_dtype)
+        return cols, system, jd, L, codes[0].result()
+
+def _dict_runs_fn(cols: tuple, system: str, L: _Lists, depth: int | None):
+    "A function building the ordered runs frame of a dictionary's blocks on first use."
+    queries, lens, doc, score, _ = cols
+    def ordered():
+        runs = mark_unique(_runs_frame(_constant(system, len(doc)), _block_column(queries, lens), doc, score))
+        return _ordered_fn(runs, L, depth)()
+    return ordered
 
 # %% ../../nbs/00e_encode.ipynb #93ba9a4f
 _CACHE: OrderedDict = OrderedDict()   # (id(runs), id(qrels), options) -> _Entry; the last few encodings
@@ -139,6 +182,13 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     if hit is None and ragged: hit = _cache_get(runs, qrels, opts + (True,))
     if hit is not None: return hit
     given = (runs, qrels)
+    blocks = None if _is_frame(runs) else _dict_blocks(runs, qrels, score_dtype)
+    if blocks is not None:          # a dictionary of str keys: its lists from its blocks, no runs frame unless asked
+        cols, system, jd, L, dc_all = blocks
+        c, L = _encode(_Columns({"doc": _chunked(cols[2]), "score": cols[3]}), jd, score_dtype, depth, max_dense_bytes,
+                       disjoint, ragged, L=L, dc_all=dc_all)
+        _trim()
+        return replace(c, runs_fn=_dict_runs_fn(cols, system, L, depth) if keep_runs else None)
     if is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
         if not _is_marked(runs): _check_runs_frame(runs)
     else: runs = as_runs(runs)

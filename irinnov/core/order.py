@@ -260,6 +260,50 @@ def _lists_shuffled(runs: pd.DataFrame, sa, qa, score: np.ndarray, qstart=None, 
     return _Lists(perm, starts, lens, g[starts] // nq, g[starts] % nq, systems, queries, pos, perm[pos], n,
                   dvals, drank)
 
+# %% ../../nbs/00b_order.ipynb #471bd3ea
+def _block_lists(lens: np.ndarray,          # (B,) the rows of each block, in row order (0 for an empty block)
+                 score: np.ndarray,         # (n,) float64 scores
+                 doc: pa.Array,             # (n,) doc ids, distinct within a block
+                 system: str,               # the system's name
+                 queries: pa.Array,         # (B,) the query of each block, distinct
+                 score_dtype: str = "float32") -> _Lists:
+    "The lists of rows given as contiguous blocks, one list per block (a dictionary's queries), in trec_eval order."
+    ne = lens > 0
+    if not ne.all(): queries, lens = _call("filter", [queries, ne]), lens[ne]
+    queries, lq = _sorted_values(queries)
+    n, nb, it = len(score), len(lens), _pos_type(len(score))
+    starts = np.zeros(nb, np.int64)
+    np.cumsum(lens[:-1], out=starts[1:])
+    bo = int(int(lens.max(initial=1)) - 1).bit_length()      # bits of a row's place in its block
+    if score_dtype == "float32" and int(max(nb - 1, 0)).bit_length() + 32 + bo <= _KEY_BITS:
+        base = np.arange(nb, dtype=np.uint64) << np.uint64(32 + bo)
+        base -= starts.astype(np.uint64)                     # (wraps, then row numbers are added back: block | place)
+        key = np.repeat(base, lens)
+        key += np.arange(n, dtype=np.uint64)
+        t = _f32_desc_key(score).astype(np.uint64)
+        t <<= np.uint64(bo)
+        key |= t
+        del t
+        key.sort()
+        perm = (key & np.uint64((1 << bo) - 1)).view(np.int64)
+        perm += np.repeat(starts, lens)
+        perm = perm.astype(it)
+        key >>= np.uint64(bo)
+        e = np.flatnonzero(key[1:] == key[:-1]).astype(it)  # i+1 ties i in the same list (same block and score)
+        del key
+    else:
+        blk = np.repeat(np.arange(nb, dtype=np.int64), lens)
+        perm = np.lexsort((_f32_desc_key(score) if score_dtype == "float32" else -(score + 0.0), blk)).astype(it)
+        del blk
+        k = score.astype(np.float32 if score_dtype == "float32" else np.float64)[perm]
+        same = np.ones(max(n - 1, 0), bool)                  # pair (i, i+1) inside one list
+        same[starts[1:] - 1] = False
+        e = np.flatnonzero((k[1:] == k[:-1]) & same).astype(it)
+    pos, gid = _tie_groups(e)
+    if len(pos): perm[pos] = _sort_ties(_chunked(doc), perm[pos], gid)
+    return _Lists(perm, starts, lens, np.zeros(nb, np.int64), lq, np.array([system], dtype=object), queries, pos,
+                  perm[pos], n)
+
 # %% ../../nbs/00b_order.ipynb #fb32709c
 def is_runs_frame(x  # anything
                  ) -> bool:

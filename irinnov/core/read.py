@@ -1065,8 +1065,9 @@ def _plain_ids(ids: pa.Array) -> bool:
     return not pc.any(pc.match_substring_regex(ids, r"[\s\x00]", memory_pool=_POOL)).as_py()
 
 def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
+                  on_doc=None,             # called with the doc column once it is built and checked, if every key is a `str`
                  ) -> tuple | None:
-    "The query and doc columns (Arrow large strings, one row per entry) and the values (float64) of a dictionary of string keys and numbers; None for anything else."
+    "The queries (Arrow strings, one per inner mapping), their entries' counts, the doc column (one row per entry), the values (float64, read-only where they are Arrow's own buffer) and whether every key was a `str`, of a dictionary of string keys and numbers; None for anything else."
     inner = list(obj.values())
     if not all(type(v) is dict or isinstance(v, Mapping) for v in inner): return None   # (plain dicts: no ABC check)
     lens = np.fromiter(map(len, inner), np.int64, count=len(inner))
@@ -1075,21 +1076,33 @@ def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
     docs, vals = [], []
     for v in inner: docs.extend(v); vals.extend(v.values())     # (C-level extends: a dict iterates its keys)
     try:
-        queries = pa.array(list(obj.keys()), pa.large_string(), memory_pool=_POOL)
-        # (from lists: Arrow converts a list several times faster than an iterator of the same values)
-        doc = pa.array(docs, pa.large_string(), memory_pool=_POOL)
-        del docs
+        # (from lists: Arrow converts a list several times faster than an iterator of the same values). Arrow infers
+        # `string` where every key is a `str`; bytes keys, which it also reads as strings, could name one id twice
+        # (b"d1" and "d1"): then `plain` is False and the caller checks for repeats. (`string` is kept as it is:
+        # pandas makes the large strings of its columns itself, and the runs frame is made only when asked for)
+        queries, doc = (pa.array(x, memory_pool=_POOL) for x in (list(obj.keys()), docs))
+        plain = all(isinstance(x, pa.Array) and pa.types.is_string(x.type) for x in (queries, doc))
+        if not plain:
+            queries, doc = (pa.array(x, pa.large_string(), memory_pool=_POOL) for x in (list(obj.keys()), docs))
+    except (pa.ArrowException, TypeError, ValueError, OverflowError): return None
+    del docs
+    if queries.null_count or doc.null_count: return None
+    for ids in (queries, doc):  # empty ids, whitespace or NUL inside, over-long: the general path names the entry
+        if not _plain_ids(ids): return None
+    if plain and on_doc is not None: on_doc(doc)     # (work on the doc ids may start while the values are converted)
+    try:
         vals = pa.array(vals, memory_pool=_POOL)                   # inferred: bools stay bools
         if not (pa.types.is_integer(vals.type) or pa.types.is_floating(vals.type)): return None
         vals = vals.cast(pa.float64())
     except (pa.ArrowException, TypeError, ValueError, OverflowError): return None
-    if queries.null_count or doc.null_count or vals.null_count: return None
-    for ids in (queries, doc):  # empty ids, whitespace or NUL inside, over-long: the general path names the entry
-        if not _plain_ids(ids): return None
-    values = vals.to_numpy(zero_copy_only=False, writable=True)
+    if vals.null_count: return None
+    values = vals.to_numpy(zero_copy_only=False)         # (Arrow's buffer where the values were floats: no copy)
     if np.isnan(values).any(): return None
-    query = queries.take(pa.array(np.repeat(np.arange(len(queries), dtype=np.int32), lens)))
-    return query, doc, values
+    return queries, lens, doc, values, plain
+
+def _block_column(queries: pa.Array, lens: np.ndarray) -> pa.Array:
+    "Each query repeated for each of its entries: the query column of `_dict_columns`' rows."
+    return _call("take", [queries, np.repeat(np.arange(len(queries), dtype=np.int64), lens)])
 
 # %% ../../nbs/00a_read.ipynb #4e3b6363
 def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {doc: score}}`, `{system: runs}`, ranx Run, or a path
@@ -1107,8 +1120,10 @@ def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {do
                                       ignore_index=True))
     cols = _dict_columns(runs) if isinstance(runs, Mapping) else None
     if cols is not None:        # string keys and numbers: Arrow's columns as they are, and no (query, doc) repeats in a dict
-        query, doc, score = cols
-        return mark_unique(_runs_frame(_constant(str(system), len(doc)), query, doc, score))
+        queries, lens, doc, score, plain = cols
+        if not score.flags.writeable: score = score.copy()      # (a frame's column may be written into)
+        df = _runs_frame(_constant(str(system), len(doc)), _block_column(queries, lens), doc, score)
+        return mark_unique(df) if plain else _dedupe(df, "runs", duplicates, lambda: None)
     df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs, "runs")
     if "system" not in df.columns: df = df.assign(system=system)
     missing = {"query", "doc", "score"} - set(df.columns)
@@ -1126,9 +1141,11 @@ def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {do
     if isinstance(qrels, (str, os.PathLike)): return read_qrels(qrels)
     qrels, _ = _ranx(qrels)
     cols = _dict_columns(qrels) if isinstance(qrels, Mapping) else None
-    if cols is not None and np.array_equal(cols[2], np.round(cols[2])) and np.abs(cols[2]).max() <= MAX_GRADE:
-        query, doc, grade = cols      # string keys and integer grades in range: no (query, doc) repeats in a dict
-        return pd.DataFrame({"query": _str_column(query), "doc": _str_column(doc), "grade": grade.astype(np.int64)})
+    if cols is not None and np.array_equal(cols[3], np.round(cols[3])) and np.abs(cols[3]).max() <= MAX_GRADE:
+        queries, lens, doc, grade, plain = cols  # string keys and integer grades in range: no (query, doc) repeats in a dict
+        df = pd.DataFrame({"query": _str_column(_block_column(queries, lens)), "doc": _str_column(doc),
+                           "grade": grade.astype(np.int64)})
+        return df if plain else _check_qrels(df)
     df = _dict_frame(qrels, "grade", "qrels") if isinstance(qrels, Mapping) else _frame(qrels, "qrels")
     missing = {"query", "doc", "grade"} - set(df.columns)
     if missing: raise ValueError(f"qrels lack column(s) {sorted(missing)}; expected query, doc, grade")
