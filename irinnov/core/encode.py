@@ -20,7 +20,7 @@ import pyarrow as pa
 from .read import _is_frame, pd       # (pandas imported where a frame is first made)
 
 from .read import (
-    MAX_GRADE, _Columns, _arrow, _block_column, _check_runs_frame, _chunked, _constant, _cpus, _dict_columns,
+    _Columns, _arrow, _block_column, _check_runs_frame, _chunked, _constant, _cpus, _dict_columns, _grades_in_range,
     _is_marked, _maybe_duplicates, _nested, _qrels_input, _ranx, _read_frame, _run_arrays, _runs_frame, _trim, as_runs,
     mark_unique, progress, read_runs, run_file_paths, system_files, system_name)
 from .order import _Lists, _block_lists, _lists, _ordered_fn, _repeated_rows, is_runs_frame
@@ -50,9 +50,7 @@ def _dict_qrels(qrels) -> tuple | None:
     "(`as_qrels` takes it)."
     q, _ = _ranx(qrels)
     cols = _dict_columns(q) if isinstance(q, Mapping) else None
-    if cols is None or not cols[4]: return None
-    g = cols[3]
-    return cols if np.array_equal(g, np.round(g)) and np.abs(g).max() <= MAX_GRADE else None
+    return cols if cols is not None and cols[4] and _grades_in_range(cols[3]) else None
 
 def _dict_blocks(runs, qrels, score_dtype: str) -> tuple | None:
     "A `{query: {doc: score}}` run of `str` keys and numbers (or a ranx `Run`) as its blocks (`_dict_columns`), its "
@@ -402,14 +400,14 @@ def _code_digest() -> str:
         h.update(f.name.encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
 
-def _kept_key(files: list, systems, q: pd.DataFrame, options: dict) -> str:
+def _kept_key(files: list, systems, stamps: list, q: pd.DataFrame, options: dict) -> str:
     "The key of a kept campaign: the run files (path, size, modification time), the qrels' content, the options, the code."
     import hashlib
     import json
     q = q if _is_frame(q) else q.to_frame()       # (qrels read with frame=False: their columns)
     rows = pd.util.hash_pandas_object(q, index=False).to_numpy()
     qd = hashlib.sha256(rows.tobytes() + repr([(c, str(t)) for c, t in q.dtypes.items()]).encode()).hexdigest()
-    files = [[str(s), str(Path(f).resolve()), *_stamp(f)] for s, f in zip(systems, files)]
+    files = [[str(s), str(Path(f).resolve()), *st] for s, f, st in zip(systems, files, stamps)]
     blob = json.dumps({"format": _KEPT_FORMAT, "code": _code_digest(), "files": files, "qrels": qd, **options})
     return hashlib.sha256(blob.encode()).hexdigest()[:40]
 
@@ -423,7 +421,8 @@ def _kept_or_encoded(cache: Path, files: list, names: dict | None, qrels, score_
     import warnings
     q = _qrels_input(qrels)                 # (checked and coded as without a cache)
     order, systems, rename = _file_systems(files, names)
-    key = _kept_key(order, systems, q, dict(score_dtype=score_dtype, depth=depth, disjoint=disjoint,
+    stamps = [_stamp(f) for f in order]
+    key = _kept_key(order, systems, stamps, q, dict(score_dtype=score_dtype, depth=depth, disjoint=disjoint,
                                             max_dense_bytes=max_dense_bytes, **read_kw))
     path = cache / f"campaign-{key}.npz"
     if path.is_file():
@@ -435,7 +434,7 @@ def _kept_or_encoded(cache: Path, files: list, names: dict | None, qrels, score_
                     arrays[k].ndim == 3 and arrays[k].shape[:2] == (S, Q) for k in _KEPT_ARRAYS[:3]):
                 os.utime(path)              # (recently used: kept longest)
                 return Campaign(systems=systems, topics=jd.topics, judged_docs=jd.judged, qrels=jd.qrels,
-                                score_dtype=score_dtype, runs_fn=_reread_fn(order, [_stamp(f) for f in order], read_kw,
+                                score_dtype=score_dtype, runs_fn=_reread_fn(order, stamps, read_kw,
                                 score_dtype, depth, rename) if keep_runs else None,
                                 **{k: arrays[k] for k in _KEPT_ARRAYS})
         except Exception: pass              # unreadable or not ours: encoded again and replaced (never trusted)

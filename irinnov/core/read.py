@@ -1064,6 +1064,8 @@ def _plain_ids(ids: pa.Array) -> bool:
     if not any((b[i:i + step] <= 32).any() for i in range(0, len(b), step)): return True
     return not pc.any(pc.match_substring_regex(ids, r"[\s\x00]", memory_pool=_POOL)).as_py()
 
+
+# %% ../../nbs/00a_read.ipynb #f1d6b8a4
 def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
                   on_doc=None,             # called with the doc column once it is built and checked, if every key is a `str`
                  ) -> tuple | None:
@@ -1099,6 +1101,10 @@ def _dict_columns(obj: Mapping,            # `{query: {doc: value}}`
     values = vals.to_numpy(zero_copy_only=False)         # (Arrow's buffer where the values were floats: no copy)
     if np.isnan(values).any(): return None
     return queries, lens, doc, values, plain
+
+def _grades_in_range(g: np.ndarray) -> bool:
+    "Whether the values of a dictionary's qrels are whole grades within ±`MAX_GRADE` (taken as they are; else the general path names the entry)."
+    return bool(np.array_equal(g, np.round(g)) and np.abs(g).max() <= MAX_GRADE)
 
 def _block_column(queries: pa.Array, lens: np.ndarray) -> pa.Array:
     "Each query repeated for each of its entries: the query column of `_dict_columns`' rows."
@@ -1141,7 +1147,7 @@ def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {do
     if isinstance(qrels, (str, os.PathLike)): return read_qrels(qrels)
     qrels, _ = _ranx(qrels)
     cols = _dict_columns(qrels) if isinstance(qrels, Mapping) else None
-    if cols is not None and np.array_equal(cols[3], np.round(cols[3])) and np.abs(cols[3]).max() <= MAX_GRADE:
+    if cols is not None and _grades_in_range(cols[3]):
         queries, lens, doc, grade, plain = cols  # string keys and integer grades in range: no (query, doc) repeats in a dict
         df = pd.DataFrame({"query": _str_column(_block_column(queries, lens)), "doc": _str_column(doc),
                            "grade": grade.astype(np.int64)})
