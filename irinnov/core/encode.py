@@ -360,7 +360,7 @@ def prepare_files(paths,                         # run files: a list, a director
                   max_bytes: int | None = None,  # refuse a file larger than this once decompressed
                   batch_rows: int | None = None, # run lines read per batch (default: 512 k to 4 M, 2 per judgment)
                   ragged: bool = False,          # keep lists much longer than the rest apart, whole (`Campaign.overflow`)
-                  cache=None,                    # a folder keeping the encoded arrays for the next call on the same files, qrels and options
+                  cache: str | os.PathLike | None = None,  # a folder keeping the encoded arrays for the next call on the same files, qrels and options
                  ) -> Campaign:
     "Encode run files into a `Campaign` a batch of files at a time, never holding all the runs in one frame."
     names = None
