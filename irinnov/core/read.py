@@ -820,9 +820,9 @@ def system_files(files: list  # run files
 
 # %% ../../nbs/00a_read.ipynb #8704b26c
 def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments: bool, max_bytes: int | None,
-                check: bool = True, frame: bool = True) -> pd.DataFrame:
+                check: bool = True, frame: bool = True, trim: bool = True) -> pd.DataFrame:
     "The runs frame of these files (`check=False`: no duplicate check, the caller makes it; `frame=False`: the same "
-    "columns as `_Columns`, no pandas, for files named by their file names)."
+    "columns as `_Columns`, no pandas, for files named by their file names; `trim=False`: the heap left as it is)."
     if not frame and tag: raise ValueError("frame=False reads systems named by their files (tag=False)")
     def one(f):
         if not os.path.exists(f): raise FileNotFoundError(f"{f}: no such run file")
@@ -852,7 +852,7 @@ def _read_frame(files: list, tag: bool, duplicates: str, threads: int, comments:
                 raise ValueError(f"{' and '.join(where)}: system {row.system!r}, query {row['query']!r}, doc {row.doc!r} "
                                  "appears in more than one file; pass duplicates='first' to keep the first")
             df = df[~df.duplicated(["system", "query", "doc"])].reset_index(drop=True)
-    _trim()
+    if trim: _trim()
     return mark_unique(df) if check and frame else df
 
 # %% ../../nbs/00a_read.ipynb #e0d66c69

@@ -78,13 +78,21 @@ inp.addEventListener('input',function(){var q=inp.value.toLowerCase();Array.prot
 function(r){r.style.display=r.textContent.toLowerCase().indexOf(q)>=0?'':'none'})})});"""
 
 def _svg(fig) -> str:
-    "The figure as a base64 SVG (vector: legible at its natural size), closed afterwards."
+    "The figure, laid out already (`tight_layout`), as a base64 SVG (vector: legible at its natural size), closed afterwards."
     import matplotlib.pyplot as plt
     buf = io.BytesIO()
-    with plt.rc_context({"svg.hashsalt": "irinnov"}):
-        fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    # text kept as text (the browser draws it: searchable, and the file a third smaller) rather than each glyph
+    # turned into a path, and the figure saved at its own size (its layout already leaves room for every label)
+    # rather than measured once more for a tight box: the DL 2020 report's four figures took 2.2 s to save, now 1.3 s
+    with plt.rc_context({"svg.hashsalt": "irinnov", "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
+
+def _laid_out(fig):
+    "The figure with its axes laid out to leave room for their labels (`tight_layout`)."
+    fig.tight_layout()
+    return fig
 
 LONG_TEXT = 40     # text cells longer than this are shown cut (the whole text on hover, in the filter and in the files)
 
@@ -442,7 +450,7 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     if shift: steps.append(("shift", lambda: plot_rank_shift(rep, hue=hue, ncols=4)))
     if agree: steps.append(("agreement", lambda: plot_agreement(rep)))
     steps.append(("power", lambda: plot_power(rep)))
-    if reuse is not None and len(reuse.summary): steps.append(("reusability", lambda: reuse.plot().figure))
+    if reuse is not None and len(reuse.summary): steps.append(("reusability", lambda: _laid_out(reuse.plot().figure)))
     import matplotlib.pyplot as plt
     for key, make in progress(steps, desc="figures", unit="figure"):
         # titles at the top of their axes, where matplotlib would put them anyway (nothing of ours is drawn above an
