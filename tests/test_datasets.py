@@ -122,6 +122,27 @@ def test_verify_reports_and_fetch_repairs_corrupted_cache(server, env):
     assert f.read_bytes() == FILES["runs/beta"]
 
 
+def test_a_file_found_right_is_hashed_again_only_once_changed(server, env, monkeypatch):
+    hashed, cached_sum = [], D._cached_sum
+    monkeypatch.setattr(D, "_cached_sum", lambda path, packed: hashed.append(Path(path).name) or cached_sum(path, packed))
+    root = D.fetch("fx-ok", base_url=server, progress=False)
+    D.fetch("fx-ok", base_url=server, progress=False)
+    # written a moment ago (within the clock's granularity a rewrite could show the same times): hashed each time
+    assert sorted(hashed) == ["alpha", "beta", "qrels.txt"] and not (root / D._STAMPS).exists()
+    monkeypatch.setattr(D, "_SETTLED", 0.0)       # as if they had been written long ago
+    hashed.clear()
+    D.fetch("fx-ok", base_url=server, progress=False)
+    assert sorted(hashed) == ["alpha", "beta", "qrels.txt"] and (root / D._STAMPS).is_file()
+    hashed.clear()
+    D.fetch("fx-ok", base_url=server, progress=False)
+    assert hashed == []                           # unchanged since found right: not hashed
+    f = root / REPO / "runs/beta"
+    f.write_bytes(b"tampered\n")
+    D.fetch("fx-ok", base_url=server, progress=False)
+    assert hashed == ["beta"] and f.read_bytes() == FILES["runs/beta"]     # changed: hashed, found wrong, fetched again
+    assert list(D.verify("fx-ok")["status"]) == ["ok"] * 3                 # (verify hashes every file, always)
+
+
 def test_checksum_mismatch_removes_file_and_names_it(server, env):
     with pytest.raises(ChecksumError) as e:
         D.fetch("fx-corrupt", base_url=server, progress=False)
