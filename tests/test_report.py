@@ -769,3 +769,29 @@ def test_why_they_rise_lists_documents_relevant_at_the_reports_level(campaign):
         assert set(zip(why["query"], why.doc)) <= rel
         seen[level] = set(why.grade)
     assert 1 in seen[1] and 1 not in seen[2]
+
+
+def test_a_laid_out_figure_is_drawn_once_when_saved(monkeypatch):
+    import base64, io
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+    from irinnov.report.html import _svg
+
+    def laid_out():
+        fig, ax = plt.subplots(figsize=(3, 2))
+        ax.plot([1, 3, 2])
+        ax.set(title="a title", xlabel="rank by AP", ylabel="rank by the measure")
+        fig.tight_layout()
+        return fig
+    # matplotlib's own save: drawn twice (once for the placeholder layout engine tight_layout leaves behind)
+    fig, buf = laid_out(), io.BytesIO()
+    with plt.rc_context({"svg.hashsalt": "irinnov", "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    draws, draw = [], Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda self, renderer: draws.append(1) or draw(self, renderer))
+    once = _svg(laid_out())
+    assert len(draws) == 1
+    assert base64.b64decode(once) == buf.getvalue()       # the same bytes
