@@ -393,8 +393,9 @@ def _hue(meta) -> str | None:
     return None
 
 # what a report imports once the runs are encoded (1.1 s of imports, matplotlib's 0.45 s the largest)
-_REPORT_MODULES = ("matplotlib.pyplot", "scipy.special", "irinnov.meta", "irinnov.rpp", "irinnov.asl", "irinnov.novelty",
-                   "irinnov.rareness", "irinnov.infotheory", "irinnov.report.plots")
+_REPORT_MODULES = ("matplotlib.pyplot", "matplotlib.backends.backend_svg", "scipy.special", "pyarrow.parquet",
+                   "irinnov.meta", "irinnov.rpp", "irinnov.asl", "irinnov.novelty", "irinnov.rareness",
+                   "irinnov.infotheory", "irinnov.report.plots")
 
 def _import_ahead(names):
     "A started thread importing the modules `names`: imported while the runs are read (whose threads leave a core "
