@@ -379,19 +379,7 @@ def add_report_arguments(parser: argparse.ArgumentParser, # the `report` subcomm
                         "(default 10) in turn, every measure")
     return r
 
-# %% ../nbs/30_cli.ipynb #29f23ae1
-def _label_columns(meta):
-    "The meta columns worth showing next to each system: non-numeric, not one distinct value per system."
-    keep = [c for c in meta.columns if meta[c].dtype.kind not in "fiuc" and 1 < meta[c].nunique() < len(meta)]
-    return meta[keep] if keep else None
-
-def _hue(meta) -> str | None:
-    "The first label column with 2-8 values, to colour the rank-shift plot by."
-    if meta is None: return None
-    for c in meta.columns:
-        if 2 <= meta[c].nunique() <= 8: return c
-    return None
-
+# %% ../nbs/30_cli.ipynb #b3e8d1f6
 # what a report imports once the runs are encoded (1.1 s of imports, matplotlib's 0.45 s the largest)
 _REPORT_MODULES = ("matplotlib.pyplot", "matplotlib.backends.backend_svg", "scipy.special", "pyarrow.parquet",
                    "irinnov.meta", "irinnov.rpp", "irinnov.asl", "irinnov.novelty", "irinnov.rareness",
@@ -409,6 +397,19 @@ def _import_ahead(names):
     t = threading.Thread(target=run, name="irinnov-imports", daemon=True)
     t.start()
     return t
+
+# %% ../nbs/30_cli.ipynb #29f23ae1
+def _label_columns(meta):
+    "The meta columns worth showing next to each system: non-numeric, not one distinct value per system."
+    keep = [c for c in meta.columns if meta[c].dtype.kind not in "fiuc" and 1 < meta[c].nunique() < len(meta)]
+    return meta[keep] if keep else None
+
+def _hue(meta) -> str | None:
+    "The first label column with 2-8 values, to colour the rank-shift plot by."
+    if meta is None: return None
+    for c in meta.columns:
+        if 2 <= meta[c].nunique() <= 8: return c
+    return None
 
 def report_command(args, # the parsed command line
                   ) -> int:

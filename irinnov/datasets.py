@@ -180,40 +180,6 @@ def _cached_sum(path: Path, packed: bool) -> str | None:
         return sha256(path, gunzip=packed)
     except (OSError, EOFError): return "unreadable"
 
-# A cached file found right is not hashed again while it stays as it was then: same size, modification and change
-# times (the change time moves with any write, and cannot be set back) and inode. Hashing DL 2020's 62 files took
-# 0.6 s on every load. Only files last changed more than `_SETTLED` seconds before are recorded: a file written
-# again within the clock's granularity of the check could show the same times. `verify` always hashes.
-_STAMPS = ".verified"     # in a dataset's cache folder: {repo/path: [sha256, size, mtime_ns, ctime_ns, inode]}
-_SETTLED = 2.0
-
-def _file_stamp(path: Path, expected: str) -> list | None:
-    "What `path` is now (its sha256 taken as `expected`), if it was last changed more than `_SETTLED` seconds ago."
-    import time
-    try: st = path.stat()
-    except OSError: return None
-    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < _SETTLED * 1e9: return None
-    return [expected, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-
-def _read_stamps(root: Path) -> dict:
-    import json
-    try: d = json.loads((root / _STAMPS).read_text())
-    except (OSError, ValueError): return {}
-    return d if isinstance(d, dict) else {}
-
-def _write_stamps(root: Path, stamps: dict) -> None:
-    "Write the stamps atomically (a temporary file renamed over the old); a cache folder that cannot be written keeps none."
-    import json, tempfile
-    try:
-        fd, tmp = tempfile.mkstemp(dir=root, prefix=".verified.", suffix=".part")
-        try:
-            with os.fdopen(fd, "w") as f: json.dump(stamps, f)
-            os.replace(tmp, root / _STAMPS)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError: pass
-
 def _stale_parts(dest: Path):
     "Remove the partial downloads of `dest` left by fetches that were killed (their process is gone)."
     pat = re.compile(re.escape(f".{dest.name}.") + r"(\d+)-[^/]*\.part")
@@ -253,6 +219,41 @@ def _copy_verified(read_chunks, dest: Path, expected: str, what: str, origin: st
         os.replace(tmp, dest)
     finally:
         if os.path.exists(tmp): os.unlink(tmp)
+
+# %% ../nbs/01_datasets.ipynb #a7c4e912
+# A cached file found right is not hashed again while it stays as it was then: same size, modification and change
+# times (the change time moves with any write, and cannot be set back) and inode. Hashing DL 2020's 62 files took
+# 0.6 s on every load. Only files last changed more than `_SETTLED` seconds before are recorded: a file written
+# again within the clock's granularity of the check could show the same times. `verify` always hashes.
+_STAMPS = ".verified"     # in a dataset's cache folder: {repo/path: [sha256, size, mtime_ns, ctime_ns, inode]}
+_SETTLED = 2.0
+
+def _file_stamp(path: Path, expected: str) -> list | None:
+    "What `path` is now (its sha256 taken as `expected`), if it was last changed more than `_SETTLED` seconds ago."
+    import time
+    try: st = path.stat()
+    except OSError: return None
+    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < _SETTLED * 1e9: return None
+    return [expected, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+def _read_stamps(root: Path) -> dict:
+    import json
+    try: d = json.loads((root / _STAMPS).read_text())
+    except (OSError, ValueError): return {}
+    return d if isinstance(d, dict) else {}
+
+def _write_stamps(root: Path, stamps: dict) -> None:
+    "Write the stamps atomically (a temporary file renamed over the old); a cache folder that cannot be written keeps none."
+    import json, tempfile
+    try:
+        fd, tmp = tempfile.mkstemp(dir=root, prefix=".verified.", suffix=".part")
+        try:
+            with os.fdopen(fd, "w") as f: json.dump(stamps, f)
+            os.replace(tmp, root / _STAMPS)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError: pass
 
 # %% ../nbs/01_datasets.ipynb #031376fe
 def _mirror(mirror) -> Path | None:
