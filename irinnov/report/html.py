@@ -373,6 +373,63 @@ def _publish(stage: Path, out: Path, names: list, beside: bool = True):
         if n != "report.html": os.replace(stage / n, out / n)       # rename replaces a symlink, never writes through it
     os.replace(stage / "report.html", page)
 
+# %% ../../nbs/20_report_html.ipynb #f3a91c21
+import pickle
+import signal
+import sys
+
+from ..core.read import _cpus
+
+_ASIDE = ("shift", "power", "reusability")    # the figures drawn by the forked process: about half the drawing
+
+def _figures(steps: list) -> dict:
+    "Each (key, make) step's figure, made here, as base64 SVG."
+    import matplotlib.pyplot as plt
+    out = {}
+    for key, make in steps:
+        # titles at the top of their axes, where matplotlib would put them anyway (nothing of ours is drawn above an
+        # axes): placed automatically, each title is re-placed against every axes of its row at every draw
+        with plt.rc_context({"axes.titley": 1.0}): fig = make()
+        out[key] = _svg(fig)
+    return out
+
+def _can_fork() -> bool:
+    "Whether a forked process can draw beside this one: Linux (fork is safe there with idle threads) and two cores."
+    return sys.platform == "linux" and hasattr(os, "fork") and _cpus() >= 2
+
+@contextlib.contextmanager
+def _figures_aside(steps: list):
+    "Draw these steps' figures in a forked process while the block runs; yield a function waiting for {key: SVG} of "
+    "those it drew (none where it failed, or where no process could be forked: the caller draws what is missing)."
+    if not steps or not _can_fork():
+        yield dict
+        return
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                     # the forked process: its figures down the pipe, then gone without any clean-up
+        code = 1                     # of the parent's (no atexit, no buffers flushed twice, no lock released)
+        try:
+            os.close(r)
+            data = pickle.dumps(_figures(steps))
+            with open(w, "wb") as f: f.write(data)
+            code = 0
+        finally: os._exit(code)
+    os.close(w)
+    waited = False
+    def made() -> dict:
+        nonlocal waited
+        with open(r, "rb", closefd=False) as f: data = f.read()
+        _, status = os.waitpid(pid, 0)
+        waited = True
+        return pickle.loads(data) if os.waitstatus_to_exitcode(status) == 0 else {}
+    made.pid = pid
+    try: yield made
+    finally:
+        os.close(r)
+        if not waited:               # the block failed or was interrupted: the other process is stopped, not orphaned
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
 # %% ../../nbs/20_report_html.ipynb #6ccd1d94
 SCALES = {"classic": "scores in [0, 1]", "rareness": "P@k_R and AP@k_R in [0, 1 + α]",
           "novelty": "U in bits per topic (can be negative)", "rpp": "RPP win rate in [−1, 1], 0 = as good as the field "
@@ -424,12 +481,9 @@ def write_report(runs: RunsLike, # a Campaign, or runs (with `qrels`)
             shutil.rmtree(stage, ignore_errors=True)
     return out / "report.html"
 
-def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, formats="csv+parquet") -> list:
-    "Write every table and report.html into the staging folder; return the file names, report.html last."
-    c, ref, p = rep.campaign, rep.reference, rep.params
-    S, small = len(rep.ranks), len(rep.ranks) <= 3
-    esc = html.escape
-    files = {}
+def _tables(rep: CampaignReport, low_judged: float) -> dict:
+    "The report's tables: {file stem: (frame, whether its index is written)}."
+    c, ref, small = rep.campaign, rep.reference, len(rep.ranks) <= 3
     systems = _systems_table(rep)
     tables = {"systems": (systems, True), "per_topic": (rep.per_topic(), False),
               "agreement": (rep.agreement.stack(level=1, future_stack=True).rename_axis(["reference", "measure"]), True),
@@ -446,8 +500,14 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     if reuse is not None:
         tables["reusability"] = (reuse.summary, True)
         tables["reusability_runs"] = (reuse.runs, False)
-    for stem, (df, index) in tables.items(): files[stem] = _write_table(df, stage, stem, index=index, formats=formats)
-    figs = {}
+    return tables
+
+def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, formats="csv+parquet") -> list:
+    "Write every table and report.html into the staging folder; return the file names, report.html last."
+    c, ref, p = rep.campaign, rep.reference, rep.params
+    S, small = len(rep.ranks), len(rep.ranks) <= 3
+    esc = html.escape
+    reuse = rep.reusability
     shift = not small and bool(rep.innovation)                       # (no innovation-aware measure: nothing rises)
     agree = not small and len(rep.agreement) > 1 and bool(np.isfinite(rep.agreement.to_numpy(float)).any())
     steps = [("topics", lambda: plot_topic_heatmap(rep, measure=ref))]
@@ -455,12 +515,20 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
     if agree: steps.append(("agreement", lambda: plot_agreement(rep)))
     steps.append(("power", lambda: plot_power(rep)))
     if reuse is not None and len(reuse.summary): steps.append(("reusability", lambda: _laid_out(reuse.plot().figure)))
-    import matplotlib.pyplot as plt
-    for key, make in progress(steps, desc="figures", unit="figure"):
-        # titles at the top of their axes, where matplotlib would put them anyway (nothing of ours is drawn above an
-        # axes): placed automatically, each title is re-placed against every axes of its row at every draw
-        with plt.rc_context({"axes.titley": 1.0}): fig = make()
-        figs[key] = _svg(fig)
+    aside = [s for s in steps if s[0] in _ASIDE] if len(steps) > 2 else []
+    bar = progress(total=len(steps), desc="figures", unit="figure")
+    try:
+        with _figures_aside(aside) as made_aside:      # (while this process writes the tables and the other figures)
+            tables = _tables(rep, low_judged)
+            files = {stem: _write_table(df, stage, stem, index=index, formats=formats)
+                     for stem, (df, index) in tables.items()}
+            figs = {}
+            for step in steps:
+                if step not in aside: figs |= _figures([step]); bar.update()
+            figs |= made_aside()
+        figs |= _figures([s for s in steps if s[0] not in figs])    # any the other process did not make: here
+    finally: bar.close()
+    systems = tables["systems"][0]
     title = title or "irinnov campaign report"
     fams = sorted(set(rep.families.values()), key=list(FAMILIES).index)
     ev = int(c.evaluated().sum())
@@ -554,7 +622,7 @@ def _render(rep: CampaignReport, stage: Path, title, hue, low_judged, version, f
                  + _table_html(ts, "t-topics")
                  + _figure_html(figs["topics"], f"{ref} on each topic (columns, most separating first) of the "
                                 f"{min(20, S)} best systems by {ref} (rows, best at the top); colour scale on the right.")))
-    if team_col:
+    if "teams" in tables:
         secs.append(("teams", "Per team",
                      f"<p>The best run of each team under each measure and its rank, teams in order of their best rank "
                      f"under {esc(ref)}. Several near-identical runs of one team retrieve the same documents and so lower "
