@@ -170,8 +170,6 @@ def sha256(path,                  # a file
     return h.hexdigest()
 
 # %% ../nbs/01_datasets.ipynb #e3ca3629
-_UMASK = os.umask(0o022); os.umask(_UMASK)             # the process umask, read once (os.umask can only swap)
-
 def _cached_sum(path: Path, packed: bool) -> str | None:
     "The sha256 of the content a cached file stands for (decompressed if it is a packed gzip file), or 'unreadable'."
     try:
@@ -197,28 +195,23 @@ def _copy_verified(read_chunks, dest: Path, expected: str, what: str, origin: st
     "Stream chunks into a temp file next to `dest` (gzip-compressed with `pack`), check size and sha256, move it into place."
     dest.parent.mkdir(parents=True, exist_ok=True)
     _stale_parts(dest)
-    import hashlib, tempfile
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.{os.getpid()}-", suffix=".part")
-    try:
+    import hashlib
+    from irinnov.core.read import _atomic_file         # (here: `datasets list` imports neither numpy nor pyarrow)
+    with _atomic_file(dest) as raw:                      # (named .NAME.PID-*.part: what `_stale_parts` looks for)
         h, n = hashlib.sha256(), 0
-        with os.fdopen(fd, "wb") as raw:
-            out = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) if pack else raw
-            try:
-                for chunk in read_chunks():
-                    out.write(chunk); h.update(chunk); n += len(chunk)
-                    if bar is not None: bar.update(len(chunk))
-            finally:
-                if pack: out.close()
+        out = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) if pack else raw
+        try:
+            for chunk in read_chunks():
+                out.write(chunk); h.update(chunk); n += len(chunk)
+                if bar is not None: bar.update(len(chunk))
+        finally:
+            if pack: out.close()
         if expected_size is not None and n != expected_size:
             raise FetchError(f"{what}: incomplete transfer from {origin}: got {n} of {expected_size} bytes; nothing was kept")
         got = h.hexdigest()
         if got != expected:
             raise ChecksumError(f"{what}: sha256 mismatch for the file from {origin}: expected {expected}, got {got}; "
                                 "the file was removed")
-        os.chmod(tmp, 0o666 & ~_UMASK)                       # mkstemp creates 0600; cached data is ordinary files
-        os.replace(tmp, dest)
-    finally:
-        if os.path.exists(tmp): os.unlink(tmp)
 
 # %% ../nbs/01_datasets.ipynb #a7c4e912
 # A cached file found right is not hashed again while it stays as it was then: same size, modification and change
@@ -244,15 +237,10 @@ def _read_stamps(root: Path) -> dict:
 
 def _write_stamps(root: Path, stamps: dict) -> None:
     "Write the stamps atomically (a temporary file renamed over the old); a cache folder that cannot be written keeps none."
-    import json, tempfile
+    import json
+    from irinnov.core.read import _atomic_file
     try:
-        fd, tmp = tempfile.mkstemp(dir=root, prefix=".verified.", suffix=".part")
-        try:
-            with os.fdopen(fd, "w") as f: json.dump(stamps, f)
-            os.replace(tmp, root / _STAMPS)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with _atomic_file(root / _STAMPS, "w") as f: json.dump(stamps, f)
     except OSError: pass
 
 # %% ../nbs/01_datasets.ipynb #031376fe

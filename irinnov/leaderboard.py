@@ -11,7 +11,6 @@ import json
 import math
 import os
 import string
-import tempfile
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from .metrics import check_coverage
 from .meta import _holm, _randomized_tukey_scores
 from .core.campaign import Campaign
 from .core.encode import prepare, prepare_files
+from .core.read import _atomic_file
 
 # %% ../nbs/22_leaderboard.ipynb #561208a3
 _EXACT_MAX = 50          # the exact null distribution of T+ up to this many non-zero differences (scipy's rule)
@@ -266,16 +266,7 @@ def write_text_atomic(path,           # the file to write
                      ) -> Path:
     "Write text to `path` through a temporary file in the same folder and a rename (a symlink at `path` is replaced, not followed)."
     path = Path(path)
-    if path.is_dir(): raise IsADirectoryError(21, "is a directory (give a file name)", str(path))
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f: f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)                 # mkstemp creates 0600; an output file is an ordinary file
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp): os.unlink(tmp)
+    with _atomic_file(path, "w", encoding="utf-8", newline="") as f: f.write(text)
     return path
 
 # %% ../nbs/22_leaderboard.ipynb #fb143415

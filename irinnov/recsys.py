@@ -342,13 +342,8 @@ def _fingerprint(**setting) -> str:
 
 def _write_parquet(df: pd.DataFrame, path: Path) -> None:
     "Write atomically: a temporary file in the same folder, then a rename over `path` (never through a symlink)."
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    os.close(fd)
-    try:
-        df.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp): os.unlink(tmp)
+    from irinnov.core.read import _atomic_file
+    with _atomic_file(path) as f: df.to_parquet(f, index=False)
 
 def load_movielens_runs(*, seed: int = 0,           # seed of the split and of every model
                         refresh: bool = False,      # train again even if a cached copy exists

@@ -11,7 +11,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import warnings
 import zlib
 from contextlib import contextmanager
@@ -29,7 +28,7 @@ from .measures import Measure, parse_measure
 from .metrics import check_coverage
 from .report.model import CampaignReport
 from .core.read import (
-    RUN_COLUMNS, TrecFormatError, mark_unique, run_file_paths, as_qrels, as_runs, read_qrels, read_run,
+    RUN_COLUMNS, TrecFormatError, _atomic_file, mark_unique, run_file_paths, as_qrels, as_runs, read_qrels, read_run,
     system_files, system_name)
 from .core.order import is_runs_frame
 from .core.arrays import NO_GRADE, PAD
@@ -59,9 +58,8 @@ def _piece(work_dir, shard: int, file_no: int) -> Path:
 def _write_atomic(table: pa.Table, path: Path):
     "Write a Parquet file under a temporary name, then rename it (a retried task rewrites it whole)."
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    pq.write_table(table, tmp, use_dictionary=["system", "query"])    # doc ids are nearly all distinct: no dictionary
-    os.replace(tmp, path)
+    with _atomic_file(path) as f:
+        pq.write_table(table, f, use_dictionary=["system", "query"])    # doc ids are nearly all distinct: no dictionary
 
 class _Failure:
     "A `TrecFormatError` carried back from a worker (its own constructor does not survive pickling)."

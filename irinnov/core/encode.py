@@ -20,7 +20,7 @@ import pyarrow as pa
 from .read import _is_frame, pd       # (pandas imported where a frame is first made)
 
 from .read import (
-    _Columns, _arrow, _block_column, _check_runs_frame, _chunked, _constant, _cpus, _dict_columns, _grades_in_range,
+    _Columns, _arrow, _atomic_file, _block_column, _check_runs_frame, _chunked, _constant, _cpus, _dict_columns, _grades_in_range,
     _is_marked, _maybe_duplicates, _nested, _qrels_input, _ranx, _read_frame, _run_arrays, _runs_frame, _trim, as_runs,
     mark_unique, progress, read_runs, run_file_paths, system_files, system_name)
 from .order import _Lists, _block_lists, _lists, _ordered_fn, _repeated_rows, is_runs_frame
@@ -451,16 +451,10 @@ def _kept_or_encoded(cache: Path, files: list, names: dict | None, qrels, score_
 
 def _keep_arrays(c: Campaign, cache: Path, path: Path):
     "Write the campaign's arrays to `path` (a temporary file, then renamed); drop all but the most recently used."
-    import tempfile
     try:
         cache.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache, prefix=".campaign-", suffix=".npz")      # (a new file, no symlink followed)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, systems=np.array(c.systems.tolist(), dtype=str), **{k: getattr(c, k) for k in _KEPT_ARRAYS})
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp): os.unlink(tmp)
+        with _atomic_file(path) as f:
+            np.savez(f, systems=np.array(c.systems.tolist(), dtype=str), **{k: getattr(c, k) for k in _KEPT_ARRAYS})
         kept = sorted(cache.glob("campaign-*.npz"), key=lambda f: f.stat().st_mtime_ns, reverse=True)
         for old in kept[_KEPT_MOST:]: old.unlink(missing_ok=True)
     except OSError: pass                    # (a folder that cannot be written: the campaign is returned, not kept)

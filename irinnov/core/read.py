@@ -190,6 +190,24 @@ class TrecFormatError(ValueError):
         where = f"{path}:{line}" if line is not None else f"{path}"
         super().__init__(f"{where}: {msg}")
 
+# %% ../../nbs/00a_read.ipynb #c0a7f1e2
+_UMASK = os.umask(0o022); os.umask(_UMASK)             # the process umask, read once (os.umask can only swap)
+
+@contextmanager
+def _atomic_file(path, mode: str = "wb", **open_kw):
+    "A file object writing `path` whole or not at all: a new temporary file beside it, renamed over `path` when the "
+    "block ends without error (a symlink at `path` is replaced, never written through), removed otherwise."
+    import tempfile
+    path = Path(path)
+    if path.is_dir(): raise IsADirectoryError(21, "is a directory (give a file name)", str(path))
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}-", suffix=".part")
+    try:
+        with os.fdopen(fd, mode, **open_kw) as f: yield f
+        os.chmod(tmp, 0o666 & ~_UMASK)                 # mkstemp creates 0600; what irinnov writes is an ordinary file
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp): os.unlink(tmp)
+
 # %% ../../nbs/00a_read.ipynb #9a9f5259
 # Arrow's buffers come from the C library's allocator. Arrow's default one (mimalloc) reserves a 1 GiB arena
 # marked for transparent huge pages; on the development machine (a virtual machine) first touches of those pages
