@@ -377,6 +377,7 @@ def _publish(stage: Path, out: Path, names: list, beside: bool = True):
 import pickle
 import signal
 import sys
+import warnings
 
 from ..core.read import _cpus
 
@@ -401,11 +402,19 @@ def _can_fork() -> bool:
 def _figures_aside(steps: list):
     "Draw these steps' figures in a forked process while the block runs; yield a function waiting for {key: SVG} of "
     "those it drew (none where it failed, or where no process could be forked: the caller draws what is missing)."
-    if not steps or not _can_fork():
+    pid = None
+    if steps and _can_fork():
+        try: r, w = os.pipe()
+        except OSError: r = w = None
+        if r is not None:
+            try:
+                with warnings.catch_warnings():   # (Python 3.12 warns of forking beside threads: the child only draws
+                    warnings.simplefilter("ignore", DeprecationWarning)   # and leaves, it takes no lock of theirs)
+                    pid = os.fork()
+            except OSError: os.close(r); os.close(w)     # no process to spare (memory, process limits)
+    if pid is None:                  # everything drawn here
         yield dict
         return
-    r, w = os.pipe()
-    pid = os.fork()
     if pid == 0:                     # the forked process: its figures down the pipe, then gone without any clean-up
         code = 1                     # of the parent's (no atexit, no buffers flushed twice, no lock released)
         try:
