@@ -70,6 +70,8 @@ class _Judged:
     table: np.ndarray | None  # (Q·J,) the grade of every key, where that table is small
     by_topic: tuple | None = None   # the qrels rows in topic order and each topic's first (for long lists' blocks)
 
+    def __len__(self) -> int: return len(self.qrels)     # (the judgments, as the other qrels forms count them)
+
     def grade_of(self, key: np.ndarray) -> np.ndarray:
         "The grade (int16) of each (topic, judged doc) key; `NO_GRADE` where that doc is not judged for that topic."
         if self.table is not None: return self.table[key]

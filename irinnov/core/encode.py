@@ -276,10 +276,8 @@ def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: 
     # batches of at least 512 k lines, or 2 per judgment where the qrels are large (a batch's lookup begins by hashing
     # the judged documents: 0.15 s for 1.27 M of them, against 0.08 s per million lines looked up), and at most 4 M
     # (but for a larger file): three batches in memory at once, the one placed and the two read ahead
-    coded = isinstance(qrels, _Judged)    # (qrels coded once for several calls: `metrics._evaluate_groups`)
-    judgments = len(qrels.qrels) if coded else len(qrels) if hasattr(qrels, "__len__") and not isinstance(
-        qrels, (str, bytes)) else (os.path.getsize(qrels) // 16 if isinstance(qrels, (str, os.PathLike))
-                                   and os.path.isfile(qrels) else 0)
+    judgments = len(qrels) if hasattr(qrels, "__len__") and not isinstance(qrels, (str, bytes)) else (
+        os.path.getsize(qrels) // 16 if isinstance(qrels, (str, os.PathLike)) and os.path.isfile(qrels) else 0)
     batches = _file_batches(files, batch_rows or min(max(_BATCH_ROWS, 2 * judgments), _MAX_BATCH_ROWS))
     k = min(_cpus(), 2)
     ahead = ThreadPoolExecutor(k)      # the next batches read and ordered (Arrow and numpy's sorts free the GIL)
@@ -290,7 +288,8 @@ def _encode_files(files: list, qrels, score_dtype: str, keep_runs: bool, depth: 
     try:
         total = sum(os.stat(f).st_size if os.path.isfile(f) else 0 for f in files) // _LINE_BYTES
         pending[0].result()            # (the first batch's errors before the qrels')
-        jd = qrels if coded else _judged(_qrels_input(qrels), total)     # while the next batches are read
+        # (qrels coded already by a caller encoding several groups of files: `metrics._evaluate_groups`)
+        jd = qrels if isinstance(qrels, _Judged) else _judged(_qrels_input(qrels), total)   # while the next batches are read
         S, Q = len(files), len(jd.topics)
         D, docs, scores, grades = 0, None, None, None
         pads = (PAD, np.nan, NO_GRADE)

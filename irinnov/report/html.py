@@ -398,6 +398,7 @@ def _can_fork() -> bool:
     "Whether a forked process can draw beside this one: Linux (fork is safe there with idle threads) and two cores."
     return sys.platform == "linux" and hasattr(os, "fork") and _cpus() >= 2
 
+# %% ../../nbs/20_report_html.ipynb #f3a91c24
 @contextlib.contextmanager
 def _figures_aside(steps: list):
     "Draw these steps' figures in a forked process while the block runs; yield a function waiting for {key: SVG} of "
