@@ -5,6 +5,7 @@
 # %% ../nbs/10_rareness.ipynb #041008ee
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -112,8 +113,21 @@ def _check_args(k, alpha, depth, normalized, allow_k_none: bool) -> list:
 
 def _is_seq(x) -> bool: return isinstance(x, (Sequence, np.ndarray)) and not isinstance(x, str)
 
+_LAST: list = []     # [(weak reference to a campaign, its arguments, the components)]: the last ones computed
+
 def _components(c: Campaign, k, depth, normalized: bool, threshold: int = 1, teams=None) -> dict:
-    "Per (system, topic): P@k, AP@k and their rarity parts ρ_P, ρ_AP (R6), with R or R' (S × Q arrays)."
+    "Per (system, topic): P@k, AP@k and their rarity parts ρ_P, ρ_AP (R6), with R or R' (S × Q arrays, read-only); "
+    "kept for the next call on the same campaign, which asks for another α or the other measure (a campaign never changes)."
+    try: args = (k, depth, bool(normalized), threshold, None if teams is None else frozenset(teams.items()))
+    except (AttributeError, TypeError): args = None      # (teams that are no mapping: refused below, with its reason)
+    if args is not None and _LAST and _LAST[0][0]() is c and _LAST[0][1] == args: return _LAST[0][2]
+    comp = _compute_components(c, k, depth, normalized, threshold, teams)
+    for a in comp.values(): a.flags.writeable = False
+    _LAST[:] = [(weakref.ref(c), args, comp)]
+    return comp
+
+def _compute_components(c: Campaign, k, depth, normalized: bool, threshold: int, teams) -> dict:
+    "`_components`, computed."
     team_of, S = _team_codes(c, teams)
     keys, *_ = _pairs(c, threshold)
     s, col = _incidence(c, keys, depth, threshold, team_of)

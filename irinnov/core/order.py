@@ -260,6 +260,39 @@ def _lists_shuffled(runs: pd.DataFrame, sa, qa, score: np.ndarray, qstart=None, 
     return _Lists(perm, starts, lens, g[starts] // nq, g[starts] % nq, systems, queries, pos, perm[pos], n,
                   dvals, drank)
 
+# %% ../../nbs/00b_order.ipynb #471bd3e9
+_MATRIX_SLACK = 0.25     # the padding a matrix of blocks may add, as a share of the rows
+
+def _matrix_order(t: np.ndarray,          # (n,) uint32 keys, ascending in trec_eval's order of scores
+                  lens: np.ndarray,       # (B,) rows of each block, none empty
+                  starts: np.ndarray,     # (B,) each block's first row, as the positions' type
+                  bo: int,                # bits of a row's place in its block
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    "The rows in order and the tie positions (i + 1 ties i) of contiguous blocks, each block's keys sorted as a row "
+    "of a matrix as wide as the longest block (shorter ones padded with keys that sort last)."
+    # (on this kind of machine a fresh page costs more than the sort itself: for 10 M rows this touches about 250 MB,
+    # one flat sort of block | key | place about 530 MB, its block and row numbers being arrays as long as the keys)
+    D = int(lens.max())
+    full = bool(lens.min() == D)
+    key = np.full((len(lens), D), np.iinfo(np.uint64).max, np.uint64)
+    inside = None if full else np.arange(D) < lens[:, None]
+    if full: key.reshape(-1)[:] = t
+    else: key[inside] = t
+    del t
+    key <<= np.uint64(bo)
+    key |= np.arange(D, dtype=np.uint64)             # (broadcast: each row's place in its block; padding stays last)
+    key.sort(axis=1)
+    perm = np.empty(key.shape, starts.dtype)
+    np.bitwise_and(key, np.uint64((1 << bo) - 1), out=perm, casting="unsafe")
+    perm += starts[:, None]
+    key >>= np.uint64(bo)
+    same = key[:, 1:] == key[:, :-1]                 # (padding ties padding: not a tie)
+    if not full: same &= inside[:, 1:]
+    i = np.flatnonzero(same)
+    r = i // max(D - 1, 1)                           # (row r, column c) -> the block's start + c
+    e = (starts[r] + (i - r * (D - 1))).astype(starts.dtype)
+    return (perm.reshape(-1) if full else perm[inside]), e
+
 # %% ../../nbs/00b_order.ipynb #471bd3ea
 def _block_lists(lens: np.ndarray,          # (B,) the rows of each block, in row order (0 for an empty block)
                  score: np.ndarray,         # (n,) float64 scores
@@ -275,7 +308,9 @@ def _block_lists(lens: np.ndarray,          # (B,) the rows of each block, in ro
     starts = np.zeros(nb, np.int64)
     np.cumsum(lens[:-1], out=starts[1:])
     bo = int(int(lens.max(initial=1)) - 1).bit_length()      # bits of a row's place in its block
-    if score_dtype == "float32" and int(max(nb - 1, 0)).bit_length() + 32 + bo <= _KEY_BITS:
+    if score_dtype == "float32" and nb and int(lens.max()) * nb <= n * (1 + _MATRIX_SLACK):   # (lists about as deep)
+        perm, e = _matrix_order(_f32_desc_key(score), lens, starts.astype(it), bo)
+    elif score_dtype == "float32" and int(max(nb - 1, 0)).bit_length() + 32 + bo <= _KEY_BITS:
         base = np.arange(nb, dtype=np.uint64) << np.uint64(32 + bo)
         base -= starts.astype(np.uint64)                     # (wraps, then row numbers are added back: block | place)
         key = np.repeat(base, lens)
