@@ -24,6 +24,8 @@ __all__ = ['UndefinedMeasureWarning', 'Campaign', 'LongLists', 'name_indices', '
 class UndefinedMeasureWarning(UserWarning):
     "A measure averaged over no topic: no qrels topic has a document relevant at its level."
 
+_LIST_BLOCK_CELLS = 1 << 20    # ranked positions per block of systems that `Campaign.per_list` gives a measure at a time
+
 @dataclass(frozen=True, kw_only=True)
 class Campaign:
     "All runs of one track with their qrels, encoded once in dense arrays (immutable; built with keyword arguments)."
@@ -38,6 +40,8 @@ class Campaign:
     score_dtype: str = "float32"
     runs_fn: object = field(default=None, repr=False)   # () -> the ordered runs frame, built on first use
     overflow: tuple = ()       # LongLists: lists longer than D, whole (prepare(ragged=True)); the arrays hold their top D
+    _grades_memo: tuple = field(default=(), repr=False, compare=False)   # (qrels, judged_grades()): set only on the
+                                                                         # blocks of systems `per_list` makes
 
     @property
     def runs(self) -> pd.DataFrame:
@@ -79,6 +83,7 @@ class Campaign:
 
     def judged_grades(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         "Per judged (topic, doc): topic index, doc code, grade (max over subtopics), sorted by topic then doc."
+        if self._grades_memo and self._grades_memo[0] is self.qrels: return self._grades_memo[1]
         q = self.qrels                 # (one integer key per row and a sort, skipped when the rows are in key order: a
         t, d = np.asarray(q["topic_idx"]), np.asarray(q["doc_code"])   # pandas group-by cost more than the measures)
         g = np.asarray(q["grade"])
@@ -210,11 +215,23 @@ class Campaign:
     def per_list(self,
                  values,  # a function of a campaign without long lists apart, giving its (S, Q) per-list values
                 ) -> np.ndarray:
-        "(S, Q) values of a measure computed list by list: on the dense arrays, then on each block of long lists."
-        if not self.overflow: return values(self)
-        out = np.array(values(replace(self, overflow=())), dtype=np.float64)
-        for b in self.overflow: out[b.system, b.topic] = np.asarray(values(b.campaign), dtype=np.float64)[0]
-        return out
+        "(S, Q) values of a measure computed list by list: on the dense arrays (a block of systems at a time), then on "
+        "each block of long lists."
+        if self.overflow:
+            out = np.array(replace(self, overflow=()).per_list(values), dtype=np.float64)
+            for b in self.overflow: out[b.system, b.topic] = np.asarray(values(b.campaign), dtype=np.float64)[0]
+            return out
+        S, Q, D = self.docs.shape
+        n = max(1, _LIST_BLOCK_CELLS // max(Q * D, 1))
+        if S <= n: return values(self)
+        # a block of systems at a time (the lists are independent): a measure's temporaries, several arrays as large
+        # as what it is given, stay a few MB and are reused from block to block instead of being fresh pages as large
+        # as the campaign (AP of 10 M ranked positions in a fresh process: 0.06 s against 0.45 s)
+        memo = (self.qrels, self.judged_grades())      # (the qrels read once for all the blocks)
+        return np.concatenate([np.asarray(values(replace(
+            self, systems=self.systems[a:a + n], docs=self.docs[a:a + n], grades=self.grades[a:a + n],
+            scores=self.scores[a:a + n], lengths=self.lengths[a:a + n], runs_fn=None, _grades_memo=memo)))
+            for a in range(0, S, n)])
 
 # %% ../../nbs/00d_campaign.ipynb #044ce926
 @dataclass(frozen=True, kw_only=True)
