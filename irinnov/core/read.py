@@ -324,6 +324,7 @@ def _single_separators(a: np.ndarray, sep: int, step: int = 1 << 17) -> bool:
     return True
 
 _SPACES = bytes.maketrans(b"\t\r\v\f", b"    ")
+_SPACE_RUN = re.compile(rb"  +")
 
 def _normalise_ws(data: bytes) -> tuple[bytes, str]:
     "The bytes with single tabs or single spaces between columns, and that delimiter (messier whitespace folded)."
@@ -334,9 +335,9 @@ def _normalise_ws(data: bytes) -> tuple[bytes, str]:
         if not (tab and b" " in data) and _single_separators(np.frombuffer(data, np.uint8), 9 if tab else 32):
             return data, "\t" if tab else " "          # the common, clean case: parsed as it is, no copy
     data = bytes(data).translate(_SPACES)
-    data = re.sub(rb" +", b" ", data)
-    data = re.sub(rb"(?m)^ | $", b"", data)
-    return data, " "
+    data = _SPACE_RUN.sub(b" ", data)         # runs only: a regex replacing every single space took 5 ms on 150 kB
+    data = data.replace(b"\n ", b"\n").replace(b" \n", b"\n")      # then a space opening or closing a line
+    return data[data[:1] == b" ":len(data) - (data[-1:] == b" ")], " "
 
 _BOM = b"\xef\xbb\xbf"
 
