@@ -454,18 +454,23 @@ _PIECE = 1 << 24      # a large plain file is read and parsed this many bytes at
 
 def _pieces(path, cap: int):
     "A plain file's bytes, about `_PIECE` at a time, each piece ending at a newline (the last at the end of the file)."
-    total, rest = 0, b""
+    # A piece is a buffer of its own, completed in place by the rest of its last line: cutting each block at its last
+    # newline and joining the cut line to the next block copied every piece twice, into fresh pages (the ten 40 MB
+    # runs of the many-topics workload: 0.64 s to read their pieces, 0.38 s now)
+    total = 0
     with open(path, "rb") as f:
         while True:
-            block = f.read(_PIECE)
-            total += len(block)
+            block = bytearray(_PIECE)
+            n = f.readinto(block)
+            if n < _PIECE: del block[n:]
+            total += n
             if total > cap: raise _too_big(path, cap)
-            if not block: break
-            cut = block.rfind(b"\n") + 1
-            if cut == 0: rest += block; continue
-            yield rest + block[:cut] if rest else block[:cut]
-            rest = block[cut:]
-    if rest: yield rest
+            if not n: break
+            if block[-1] != 10:                      # (a line longer than a piece is read whole)
+                block += f.readline(cap + 1 - total)
+                total = total - n + len(block)
+                if total > cap: raise _too_big(path, cap)
+            yield block
 
 # %% ../../nbs/00a_read.ipynb #b0280b01
 def read_columns(path, names: list, types: dict, kinds: dict, what: str, include=None,
