@@ -16,6 +16,7 @@ import zlib
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -1134,6 +1135,35 @@ def _block_column(queries: pa.Array, lens: np.ndarray) -> pa.Array:
     "Each query repeated for each of its entries: the query column of `_dict_columns`' rows."
     return _call("take", [queries, np.repeat(np.arange(len(queries), dtype=np.int64), lens)])
 
+# %% ../../nbs/00a_read.ipynb #6a1f0c3f
+def _rows_like(obj) -> bool:
+    "Whether `obj` may be an iterable of rows (not a mapping, frame, string, bytes or path)."
+    return (hasattr(obj, "__iter__") and not isinstance(obj, (Mapping, str, bytes, os.PathLike))
+            and not _is_frame(obj) and type(obj).__module__.split(".")[0] not in ("pandas", "numpy", "pyarrow"))
+
+def _tuple_columns(rows: list,         # rows, each a namedtuple
+                   value: str,         # the value field: `score` or `grade`
+                  ) -> dict | None:
+    "The `system` (if a field), `query`, `doc` and `value` fields of namedtuples of one type as Arrow columns (names through `_ALIASES`, the value as float64); None for anything else."
+    T = type(rows[0]) if rows else None
+    fields = [_ALIASES.get(f, f) for f in getattr(T, "_fields", ())]
+    if len(set(fields)) != len(fields) or not {"query", "doc", value} <= set(fields): return None
+    if value == "grade" and "subtopic" in fields: return None
+    if len(set(map(type, rows))) != 1: return None                   # (one C-level pass over the rows)
+    out = {}
+    try:
+        for name in (["system"] if value == "score" and "system" in fields else []) + ["query", "doc", value]:
+            col = pa.array(list(map(itemgetter(fields.index(name)), rows)), memory_pool=_POOL)
+            if name != value:
+                if not pa.types.is_string(col.type) or col.null_count or not _plain_ids(col): return None
+            elif not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)) or col.null_count: return None
+            else:
+                col = col.cast(pa.float64()).to_numpy(zero_copy_only=False)   # (safe: an int past 2**53 is refused)
+                if np.isnan(col).any() or (value == "grade" and not _grades_in_range(col)): return None
+            out[name] = col
+    except (pa.ArrowException, TypeError, ValueError, OverflowError): return None
+    return out
+
 # %% ../../nbs/00a_read.ipynb #4e3b6363
 def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {doc: score}}`, `{system: runs}`, ranx Run, or a path
             system: str = "run",        # the system name where the input holds none
@@ -1154,6 +1184,15 @@ def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {do
         if not score.flags.writeable: score = score.copy()      # (a frame's column may be written into)
         df = _runs_frame(_constant(str(system), len(doc)), _block_column(queries, lens), doc, score)
         return mark_unique(df) if plain else _dedupe(df, "runs", duplicates, lambda: None)
+    if _rows_like(runs):
+        runs = runs if isinstance(runs, list) else list(runs)
+        tc = _tuple_columns(runs, "score")
+        if tc is not None:      # namedtuples of strings and numbers: a hash finds whether a (system, query, doc) may repeat
+            keys = [tc[k] for k in ("system", "query", "doc") if k in tc]
+            system_col = tc.get("system", _constant(str(system), len(tc["query"])))
+            score = tc["score"] if tc["score"].flags.writeable else tc["score"].copy()   # (a frame's column may be written into)
+            df = _runs_frame(system_col, tc["query"], tc["doc"], score)
+            return mark_unique(df if not _maybe_duplicates(keys) else _dedupe(df, "runs", duplicates, lambda: None))
     df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs, "runs")
     if "system" not in df.columns: df = df.assign(system=system)
     missing = {"query", "doc", "score"} - set(df.columns)
@@ -1176,6 +1215,12 @@ def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {do
         df = pd.DataFrame({"query": _str_column(_block_column(queries, lens)), "doc": _str_column(doc),
                            "grade": grade.astype(np.int64)})
         return df if plain else _check_qrels(df)
+    if _rows_like(qrels):
+        qrels = qrels if isinstance(qrels, list) else list(qrels)
+        tc = _tuple_columns(qrels, "grade")
+        if tc is not None:      # namedtuples of strings and whole grades: checked for repeats and conflicts as a file is
+            return _check_qrels(pd.DataFrame({"query": _str_column(tc["query"]), "doc": _str_column(tc["doc"]),
+                                              "grade": tc["grade"].astype(np.int64)}))
     df = _dict_frame(qrels, "grade", "qrels") if isinstance(qrels, Mapping) else _frame(qrels, "qrels")
     missing = {"query", "doc", "grade"} - set(df.columns)
     if missing: raise ValueError(f"qrels lack column(s) {sorted(missing)}; expected query, doc, grade")
