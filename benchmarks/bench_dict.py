@@ -3,6 +3,7 @@ and AP in process, irinnov against pytrec_eval and ir_measures.
 
     python benchmarks/bench_dict.py --queries 100000 --docs 100 --repeat 5
     python benchmarks/bench_dict.py --queries 100000 --repeat 5 --baseline /path/to/older/checkout
+    python benchmarks/bench_dict.py --queries 20000 --tools irinnov_tuples,ir_measures_tuples --baseline DIR
 
 The workload (seeded, built inside each child before its clock starts): Q queries × D retrieved documents drawn from
 a corpus of 1 M ids (`doc123456`), scores rounded to 4 decimals (ties occur), and 10 judgments per query with grades
@@ -14,6 +15,8 @@ every child).
   irinnov       c = prepare(run, qrels); ndcg(c, k=10); average_precision(c)
   pytrec_eval   RelevanceEvaluator(qrels, {"ndcg_cut_10", "map"}).evaluate(run)
   ir_measures   calc_aggregate([nDCG@10, AP], qrels, run)
+  irinnov_tuples, ir_measures_tuples   the same two, given the workload as lists of ir_measures' ScoredDoc and Qrel
+                namedtuples (built before the clock starts; pytrec_eval takes only dicts)
 
 Never run by the tests."""
 from __future__ import annotations
@@ -43,11 +46,19 @@ def workload(Q: int, D: int, seed: int = 0) -> tuple[dict, dict]:
     return run, qrels
 
 
+def rows(run: dict, qrels: dict) -> tuple[list, list]:
+    "The same workload as ir_measures' namedtuples (`ScoredDoc`, `Qrel`), the rows ir_datasets and ir_measures hand over."
+    from ir_measures import Qrel, ScoredDoc
+    return ([ScoredDoc(q, d, s) for q, ds in run.items() for d, s in ds.items()],
+            [Qrel(q, d, g) for q, ds in qrels.items() for d, g in ds.items()])
+
+
 def child(tool: str, Q: int, D: int) -> dict:
     run, qrels = workload(Q, D)
+    if tool.endswith("_tuples"): run, qrels = rows(run, qrels)
     out = {}
     t0 = time.perf_counter()
-    if tool == "irinnov":
+    if tool.startswith("irinnov"):
         from irinnov.trec import prepare
         from irinnov.metrics import average_precision, ndcg
         t0 = time.perf_counter()
@@ -88,7 +99,8 @@ def main():
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     tools = {t: (t, env) for t in a.tools.split(",")}
     if a.baseline:
-        tools = {"irinnov_base": ("irinnov", dict(env, PYTHONPATH=os.path.abspath(a.baseline))), **tools}
+        first = next((t for t in tools if t.startswith("irinnov")), "irinnov")   # the baseline takes the same input
+        tools = {"irinnov_base": (first, dict(env, PYTHONPATH=os.path.abspath(a.baseline))), **tools}
     print(f"{a.queries:,} queries × {a.docs} documents; load average before: {os.getloadavg()[0]:.2f}", flush=True)
     res = {t: [] for t in tools}
     for _ in range(a.repeat):
@@ -102,7 +114,7 @@ def main():
                   f", peak {x['peak_rss_mb']:.0f} MB (load {os.getloadavg()[0]:.1f})", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}; medians of {a.repeat} (fastest in brackets)\n")
     ref = statistics.median(x["total"] for x in res[next(t for t in res if t.startswith("irinnov") and t != "irinnov_base")]) \
-        if "irinnov" in res else None
+        if any(t.startswith("irinnov") and t != "irinnov_base" for t in res) else None
     print("| tool | convert s | total s | vs irinnov | peak RSS MB | nDCG@10 | AP |\n|---|---:|---:|---:|---:|---:|---:|")
     for name, rs in res.items():
         tot = [x["total"] for x in rs]
