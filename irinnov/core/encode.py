@@ -20,9 +20,10 @@ import pyarrow as pa
 from .read import _is_frame, pd       # (pandas imported where a frame is first made)
 
 from .read import (
-    _Columns, _arrow, _atomic_file, _block_column, _check_runs_frame, _chunked, _constant, _cpus, _dict_columns, _grades_in_range,
-    _is_marked, _maybe_duplicates, _nested, _qrels_input, _ranx, _read_frame, _run_arrays, _runs_frame, _trim, as_runs,
-    mark_unique, progress, read_runs, run_file_paths, system_files, system_name)
+    _Columns, _arrow, _atomic_file, _block_column, _call, _check_runs_frame, _chunked, _constant, _cpus, _dict_columns,
+    _grades_in_range, _is_marked, _maybe_duplicates, _nested, _qrels_input, _ranx, _read_frame, _rows_like, _run_arrays,
+    _run_starts, _runs_frame, _trim, _tuple_columns, _tuple_runs, as_runs, mark_unique, progress, read_runs, run_file_paths,
+    system_files, system_name)
 from .order import _Lists, _block_lists, _lists, _ordered_fn, _repeated_rows, is_runs_frame
 from .arrays import (
     NO_GRADE, PAD, _Judged, _apart, _check_dense, _judged, _judged_codes, _kept, _no_common_topics, _place, _ragged_cap)
@@ -52,20 +53,35 @@ def _dict_qrels(qrels) -> tuple | None:
     cols = _dict_columns(q) if isinstance(q, Mapping) else None
     return cols if cols is not None and cols[4] and _grades_in_range(cols[3]) else None
 
-def _dict_blocks(runs, qrels, score_dtype: str) -> tuple | None:
-    "A `{query: {doc: score}}` run of `str` keys and numbers (or a ranx `Run`) as its blocks (`_dict_columns`), its "
-    "system's name, the coded qrels, its lists and each row's judged-doc code; None for anything else (`as_runs` "
-    "takes it). Qrels that are such a dictionary too are coded first, so that Arrow looks the doc ids up among the "
-    "judged ones as soon as they are converted, on another thread (it releases the GIL), while the scores are "
-    "converted and the lists sorted."
+def _row_blocks(tc: dict) -> tuple | None:
+    "Namedtuple rows' columns (`_tuple_columns`) as a dictionary's blocks (`_dict_columns`), where they hold one "
+    "system, each query's rows together and no (query, doc) twice; None otherwise (the runs frame takes them)."
+    q = tc["query"]
+    if "system" in tc and len(_run_starts(pa.chunked_array([tc["system"]]))) > 1: return None
+    starts = _run_starts(pa.chunked_array([q]))
+    queries = _call("take", [q, starts])
+    if _maybe_duplicates([queries]) or _maybe_duplicates([q, tc["doc"]]): return None   # (True may be a collision)
+    return queries, np.diff(np.r_[starts, len(q)]), tc["doc"], tc["score"], True
+
+def _dict_blocks(runs, qrels, score_dtype: str, rows: dict | None = None) -> tuple | None:
+    "A `{query: {doc: score}}` run of `str` keys and numbers (or a ranx `Run`, or namedtuple rows whose columns "
+    "`rows` are blocks: `_row_blocks`) as its blocks (`_dict_columns`), its system's name, the coded qrels, its lists "
+    "and each row's judged-doc code; None for anything else (`as_runs` takes it). Qrels that are such a dictionary "
+    "too are coded first, so that Arrow looks the doc ids up among the judged ones as soon as they are converted, on "
+    "another thread (it releases the GIL), while the scores are converted and the lists sorted."
     d, name = _ranx(runs)
-    if not isinstance(d, Mapping) or not _nested(d): return None
+    blocks = None if rows is None else _row_blocks(rows)
+    if blocks is not None and "system" in rows: name = rows["system"][0].as_py()
+    if blocks is None and (rows is not None or not isinstance(d, Mapping) or not _nested(d)): return None
     qb = _dict_qrels(qrels)
-    jd = None if qb is None else _judged(qb, sum(map(len, d.values())))
+    jd = None if qb is None else _judged(qb, len(blocks[2]) if blocks is not None else sum(map(len, d.values())))
     with ThreadPoolExecutor(1) as ex:
         codes = []
         def look_up(doc): codes.append(ex.submit(_judged_codes, _chunked(doc), _arrow(jd.judged, doc.type), 0, len(doc)))
-        cols = _dict_columns(d, look_up if jd is not None else None)
+        if blocks is not None:                              # (converted already: the lookup starts now)
+            cols = blocks
+            if jd is not None: look_up(cols[2])
+        else: cols = _dict_columns(d, look_up if jd is not None else None)
         if cols is None or not cols[4]: return None         # (a lookup begun is waited for)
         queries, lens, doc, score, _ = cols
         if jd is None:                                      # qrels in another form: checked once the run is
@@ -180,7 +196,11 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     if hit is None and ragged: hit = _cache_get(runs, qrels, opts + (True,))
     if hit is not None: return hit
     given = (runs, qrels)
-    blocks = None if _is_frame(runs) else _dict_blocks(runs, qrels, score_dtype)
+    rows = None
+    if _rows_like(runs):            # namedtuple rows: their columns once, for either path below
+        runs = runs if isinstance(runs, list) else list(runs)
+        rows = _tuple_columns(runs, "score")
+    blocks = None if _is_frame(runs) else _dict_blocks(runs, qrels, score_dtype, rows)
     if blocks is not None:          # a dictionary of str keys: its lists from its blocks, no runs frame unless asked
         cols, system, jd, L, dc_all = blocks
         c, L = _encode(_Columns({"doc": _chunked(cols[2]), "score": cols[3]}), jd, score_dtype, depth, max_dense_bytes,
@@ -189,7 +209,7 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
         return replace(c, runs_fn=_dict_runs_fn(cols, system, L, depth) if keep_runs else None)
     if is_runs_frame(runs):          # the fast path: a runs frame is taken as it is, after the checks a file gets
         if not _is_marked(runs): _check_runs_frame(runs)
-    else: runs = as_runs(runs)
+    else: runs = as_runs(runs) if rows is None else _tuple_runs(rows, "run", "error")   # (as `as_runs` would)
     qrels = _qrels_input(qrels)
     _trim()                         # the reading's garbage first, then the encoding's
     c, L = _encode(runs, qrels, score_dtype, depth, max_dense_bytes, disjoint, ragged)

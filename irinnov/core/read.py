@@ -1164,6 +1164,14 @@ def _tuple_columns(rows: list,         # rows, each a namedtuple
     except (pa.ArrowException, TypeError, ValueError, OverflowError): return None
     return out
 
+def _tuple_runs(tc: dict, system: str, duplicates: str) -> pd.DataFrame:
+    "The runs frame of `_tuple_columns`' columns: a hash finds whether a (system, query, doc) may repeat."
+    keys = [tc[k] for k in ("system", "query", "doc") if k in tc]
+    system_col = tc.get("system", _constant(system, len(tc["query"])))
+    score = tc["score"] if tc["score"].flags.writeable else tc["score"].copy()   # (a frame's column may be written into)
+    df = _runs_frame(system_col, tc["query"], tc["doc"], score)
+    return mark_unique(df if not _maybe_duplicates(keys) else _dedupe(df, "runs", duplicates, lambda: None))
+
 # %% ../../nbs/00a_read.ipynb #4e3b6363
 def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {doc: score}}`, `{system: runs}`, ranx Run, or a path
             system: str = "run",        # the system name where the input holds none
@@ -1187,12 +1195,7 @@ def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {do
     if _rows_like(runs):
         runs = runs if isinstance(runs, list) else list(runs)
         tc = _tuple_columns(runs, "score")
-        if tc is not None:      # namedtuples of strings and numbers: a hash finds whether a (system, query, doc) may repeat
-            keys = [tc[k] for k in ("system", "query", "doc") if k in tc]
-            system_col = tc.get("system", _constant(str(system), len(tc["query"])))
-            score = tc["score"] if tc["score"].flags.writeable else tc["score"].copy()   # (a frame's column may be written into)
-            df = _runs_frame(system_col, tc["query"], tc["doc"], score)
-            return mark_unique(df if not _maybe_duplicates(keys) else _dedupe(df, "runs", duplicates, lambda: None))
+        if tc is not None: return _tuple_runs(tc, str(system), duplicates)
     df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs, "runs")
     if "system" not in df.columns: df = df.assign(system=system)
     missing = {"query", "doc", "score"} - set(df.columns)
