@@ -45,13 +45,13 @@ def _is_paths(x) -> bool:
     return isinstance(x, (str, os.PathLike)) or (isinstance(x, (list, tuple)) and len(x) > 0
                                                  and all(isinstance(p, (str, os.PathLike)) for p in x))
 
-# %% ../../nbs/00e_encode.ipynb #6be23d52
-def _dict_qrels(qrels) -> tuple | None:
-    "`{query: {doc: grade}}` qrels of `str` keys and integer grades in range as their blocks; None for anything else "
-    "(`as_qrels` takes it)."
-    q, _ = _ranx(qrels)
-    cols = _dict_columns(q) if isinstance(q, Mapping) else None
-    return cols if cols is not None and cols[4] and _grades_in_range(cols[3]) else None
+# %% ../../nbs/00e_encode.ipynb #6be23d51
+def _row_columns(runs) -> tuple:
+    "Namedtuple rows as a list, and their columns (`_tuple_columns`) read once for either encoding path; anything "
+    "else as it is, and None."
+    if not _rows_like(runs): return runs, None
+    runs = runs if isinstance(runs, list) else list(runs)
+    return runs, _tuple_columns(runs, "score")
 
 def _row_blocks(tc: dict) -> tuple | None:
     "Namedtuple rows' columns (`_tuple_columns`) as a dictionary's blocks (`_dict_columns`), where they hold one "
@@ -62,6 +62,14 @@ def _row_blocks(tc: dict) -> tuple | None:
     queries = _call("take", [q, starts])
     if _maybe_duplicates([queries]) or _maybe_duplicates([q, tc["doc"]]): return None   # (True may be a collision)
     return queries, np.diff(np.r_[starts, len(q)]), tc["doc"], tc["score"], True
+
+# %% ../../nbs/00e_encode.ipynb #6be23d52
+def _dict_qrels(qrels) -> tuple | None:
+    "`{query: {doc: grade}}` qrels of `str` keys and integer grades in range as their blocks; None for anything else "
+    "(`as_qrels` takes it)."
+    q, _ = _ranx(qrels)
+    cols = _dict_columns(q) if isinstance(q, Mapping) else None
+    return cols if cols is not None and cols[4] and _grades_in_range(cols[3]) else None
 
 def _dict_blocks(runs, qrels, score_dtype: str, rows: dict | None = None) -> tuple | None:
     "A `{query: {doc: score}}` run of `str` keys and numbers (or a ranx `Run`, or namedtuple rows whose columns "
@@ -196,10 +204,7 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     if hit is None and ragged: hit = _cache_get(runs, qrels, opts + (True,))
     if hit is not None: return hit
     given = (runs, qrels)
-    rows = None
-    if _rows_like(runs):            # namedtuple rows: their columns once, for either path below
-        runs = runs if isinstance(runs, list) else list(runs)
-        rows = _tuple_columns(runs, "score")
+    runs, rows = _row_columns(runs)      # namedtuple rows: their columns once, for either path below
     blocks = None if _is_frame(runs) else _dict_blocks(runs, qrels, score_dtype, rows)
     if blocks is not None:          # a dictionary of str keys: its lists from its blocks, no runs frame unless asked
         cols, system, jd, L, dc_all = blocks
