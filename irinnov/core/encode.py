@@ -21,8 +21,8 @@ from .read import _is_frame, pd       # (pandas imported where a frame is first 
 
 from .read import (
     _Columns, _arrow, _atomic_file, _block_column, _call, _check_runs_frame, _chunked, _constant, _cpus, _dict_columns,
-    _grades_in_range, _is_marked, _maybe_duplicates, _nested, _qrels_input, _ranx, _read_frame, _rows_like, _run_arrays,
-    _run_starts, _runs_frame, _trim, _tuple_columns, _tuple_runs, as_runs, mark_unique, progress, read_runs, run_file_paths,
+    _grades_in_range, _is_marked, _maybe_duplicates, _nested, _qrels_input, _ranx, _read_frame, _row_columns, _run_arrays,
+    _run_starts, _runs_frame, _trim, _tuple_runs, as_runs, mark_unique, progress, read_runs, run_file_paths,
     system_files, system_name)
 from .order import _Lists, _block_lists, _lists, _ordered_fn, _repeated_rows, is_runs_frame
 from .arrays import (
@@ -46,13 +46,6 @@ def _is_paths(x) -> bool:
                                                  and all(isinstance(p, (str, os.PathLike)) for p in x))
 
 # %% ../../nbs/00e_encode.ipynb #6be23d51
-def _row_columns(runs) -> tuple:
-    "Namedtuple rows as a list, and their columns (`_tuple_columns`) read once for either encoding path; anything "
-    "else as it is, and None."
-    if not _rows_like(runs): return runs, None
-    runs = runs if isinstance(runs, list) else list(runs)
-    return runs, _tuple_columns(runs, "score")
-
 def _row_blocks(tc: dict) -> tuple | None:
     "Namedtuple rows' columns (`_tuple_columns`) as a dictionary's blocks (`_dict_columns`), where they hold one "
     "system, each query's rows together and no (query, doc) twice; None otherwise (the runs frame takes them)."
@@ -204,7 +197,7 @@ def prepare(runs,                             # runs (frame, file, dict, ...) or
     if hit is None and ragged: hit = _cache_get(runs, qrels, opts + (True,))
     if hit is not None: return hit
     given = (runs, qrels)
-    runs, rows = _row_columns(runs)      # namedtuple rows: their columns once, for either path below
+    runs, rows = _row_columns(runs, "score")      # namedtuple rows: their columns once, for either path below
     blocks = None if _is_frame(runs) else _dict_blocks(runs, qrels, score_dtype, rows)
     if blocks is not None:          # a dictionary of str keys: its lists from its blocks, no runs frame unless asked
         cols, system, jd, L, dc_all = blocks

@@ -468,9 +468,10 @@ def _pieces(path, cap: int):
             if total > cap: raise _too_big(path, cap)
             if not n: break
             if block[-1] != 10:                      # (a line longer than a piece is read whole)
-                block += f.readline(cap + 1 - total)
-                total = total - n + len(block)
+                line = f.readline(cap + 1 - total)
+                total += len(line)
                 if total > cap: raise _too_big(path, cap)
+                block += line
             yield block
 
 # %% ../../nbs/00a_read.ipynb #b0280b01
@@ -1164,6 +1165,13 @@ def _tuple_columns(rows: list,         # rows, each a namedtuple
     except (pa.ArrowException, TypeError, ValueError, OverflowError): return None
     return out
 
+def _row_columns(obj, value: str) -> tuple:
+    "Rows as a list, and their columns (`_tuple_columns`, None unless they qualify) read once; anything that is not "
+    "rows as it is, and None."
+    if not _rows_like(obj): return obj, None
+    obj = obj if isinstance(obj, list) else list(obj)
+    return obj, _tuple_columns(obj, value)
+
 def _tuple_runs(tc: dict, system: str, duplicates: str) -> pd.DataFrame:
     "The runs frame of `_tuple_columns`' columns: a hash finds whether a (system, query, doc) may repeat."
     keys = [tc[k] for k in ("system", "query", "doc") if k in tc]
@@ -1192,10 +1200,8 @@ def as_runs(runs,                       # a DataFrame, namedtuples, `{query: {do
         if not score.flags.writeable: score = score.copy()      # (a frame's column may be written into)
         df = _runs_frame(_constant(str(system), len(doc)), _block_column(queries, lens), doc, score)
         return mark_unique(df) if plain else _dedupe(df, "runs", duplicates, lambda: None)
-    if _rows_like(runs):
-        runs = runs if isinstance(runs, list) else list(runs)
-        tc = _tuple_columns(runs, "score")
-        if tc is not None: return _tuple_runs(tc, str(system), duplicates)
+    runs, tc = _row_columns(runs, "score")
+    if tc is not None: return _tuple_runs(tc, str(system), duplicates)
     df = _dict_frame(runs, "score", "runs") if isinstance(runs, Mapping) else _frame(runs, "runs")
     if "system" not in df.columns: df = df.assign(system=system)
     missing = {"query", "doc", "score"} - set(df.columns)
@@ -1218,12 +1224,10 @@ def as_qrels(qrels,                     # a DataFrame, namedtuples, `{query: {do
         df = pd.DataFrame({"query": _str_column(_block_column(queries, lens)), "doc": _str_column(doc),
                            "grade": grade.astype(np.int64)})
         return df if plain else _check_qrels(df)
-    if _rows_like(qrels):
-        qrels = qrels if isinstance(qrels, list) else list(qrels)
-        tc = _tuple_columns(qrels, "grade")
-        if tc is not None:      # namedtuples of strings and whole grades: checked for repeats and conflicts as a file is
-            return _check_qrels(pd.DataFrame({"query": _str_column(tc["query"]), "doc": _str_column(tc["doc"]),
-                                              "grade": tc["grade"].astype(np.int64)}))
+    qrels, tc = _row_columns(qrels, "grade")
+    if tc is not None:          # namedtuples of strings and whole grades: checked for repeats and conflicts as a file is
+        return _check_qrels(pd.DataFrame({"query": _str_column(tc["query"]), "doc": _str_column(tc["doc"]),
+                                          "grade": tc["grade"].astype(np.int64)}))
     df = _dict_frame(qrels, "grade", "qrels") if isinstance(qrels, Mapping) else _frame(qrels, "qrels")
     missing = {"query", "doc", "grade"} - set(df.columns)
     if missing: raise ValueError(f"qrels lack column(s) {sorted(missing)}; expected query, doc, grade")
