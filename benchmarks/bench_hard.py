@@ -134,7 +134,8 @@ def main():
     ap.add_argument("--depth", type=int, help="cut every list at this depth (trec_eval -M)")
     ap.add_argument("--tools", default="irinnov,irinnov_files,irinnov_naive,pytrec_eval,trec_eval")
     ap.add_argument("--baseline", help="another checkout of irinnov (a folder holding irinnov/): adds the tool "
-                    "irinnov_base, the irinnov tool run against that code, to compare two versions side by side")
+                    "irinnov_base, the first irinnov tool of --tools run against that code, to compare two versions "
+                    "side by side")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args()
     data = Path(a.workload) if Path(a.workload).is_dir() else HERE / "data" / a.workload
@@ -142,6 +143,7 @@ def main():
     if not (data / "qrels.txt").exists(): sys.exit(f"{data}: no workload; run benchmarks/make_hard_workloads.py first")
     tools = a.tools.split(",")
     if a.baseline and "irinnov_base" not in tools: tools.insert(1, "irinnov_base")
+    first = next((t for t in tools if t.startswith("irinnov") and t != "irinnov_base"), "irinnov")  # what irinnov_base runs
     tmp = Path(tempfile.mkdtemp())
     binary = build_trec_eval(tmp) if "trec_eval" in tools else None
     if "trec_eval" in tools and binary is None:
@@ -167,7 +169,7 @@ def main():
                 if not a.baseline: sys.exit("irinnov_base needs --baseline")
                 env["PYTHONPATH"] = str(Path(a.baseline).resolve())
             wall, peak, out = _spawn([sys.executable, __file__, str(data), "--child",
-                                      "irinnov" if tool == "irinnov_base" else tool]
+                                      first if tool == "irinnov_base" else tool]
                                      + (["--depth", str(a.depth)] if a.depth else []), env=env)
             r = json.loads(out.strip().splitlines()[-1])
             procs.setdefault(tool, []).append(wall)

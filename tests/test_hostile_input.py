@@ -567,6 +567,8 @@ _LINES = {   # (qrels, run, --trec-eval, None if trec_eval gives numbers, else o
     "space-qrels-line": (Q.replace(b"\n2 ", b"\n \t\n2 ", 1), R, "10", r"q:21: a blank line"),
     "crlf-blank-qrels-line": (Q.replace(b"\n2 ", b"\n\r\n2 ", 1), R, "9", r"q:21: a blank line"),
     "blank-last-qrels-line": (Q + b"\n", R, "9", r"q:41: a blank line"),
+    "blank-first-qrels-line": (b"\n" + Q, R, "9", r"q:1: a blank line"),
+    "space-first-qrels-line": (b" \t\n" + Q, R, "10", r"q:1: a blank line"),
     "space-last-qrels-line": (Q + b"   ", R, "10", r"q:41: a blank line"),
     "blank-run-lines-10": (Q, b"\n" + R.replace(b"\n2 ", b"\n  \n2 ", 1) + b"\t\n", "10", None),
     "qrels-comments-10": (b"# first\n" + Q.replace(b"\n2 ", b"\n#mid dle\n2 ", 1), R, "10", None),

@@ -78,7 +78,7 @@ def _dict_blocks(runs, qrels, score_dtype: str, rows: dict | None = None) -> tup
     jd = None if qb is None else _judged(qb, len(blocks[2]) if blocks is not None else sum(map(len, d.values())))
     with ThreadPoolExecutor(1) as ex:
         codes = []
-        def look_up(doc): codes.append(ex.submit(_judged_codes, _chunked(doc), _arrow(jd.judged, doc.type), 0, len(doc)))
+        def look_up(doc): codes.append(ex.submit(_judged_codes, _chunked(doc), jd.judged_ids(doc.type), 0, len(doc)))
         if blocks is not None:                              # (converted already: the lookup starts now)
             cols = blocks
             if jd is not None: look_up(cols[2])
