@@ -186,13 +186,15 @@ def ndcg(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     return c.score_table(_ndcg_values(c, k), name_of("nDCG", k), all_topics=True)
 
 def _ndcg_values(c: Campaign, k: int | None) -> np.ndarray:
+    ideal = {}      # each topic's ideal DCG, once for the blocks of systems sharing the qrels (not once per block)
     def val(c):
         dcg = _dcg(c.grades[:, :, :k])
-        t, _, jg = c.judged_grades()
-        n = int(np.bincount(t[jg > 0], minlength=1).max())
-        n = n if k is None else min(n, k)
-        idcg = _rank_sum(_ideal_gains(c, n) * (1.0 / np.log2(np.arange(2, n + 2))))
-        return _per(dcg, idcg)
+        if id(c.qrels) not in ideal:
+            t, _, jg = c.judged_grades()
+            n = int(np.bincount(t[jg > 0], minlength=1).max())
+            n = n if k is None else min(n, k)
+            ideal[id(c.qrels)] = (c.qrels, _rank_sum(_ideal_gains(c, n) * (1.0 / np.log2(np.arange(2, n + 2)))))
+        return _per(dcg, ideal[id(c.qrels)][1])
     return c.per_list(val)
 
 # %% ../nbs/02_metrics.ipynb #baa5bd3e

@@ -40,8 +40,7 @@ class Campaign:
     score_dtype: str = "float32"
     runs_fn: object = field(default=None, repr=False)   # () -> the ordered runs frame, built on first use
     overflow: tuple = ()       # LongLists: lists longer than D, whole (prepare(ragged=True)); the arrays hold their top D
-    _grades_memo: tuple = field(default=(), repr=False, compare=False)   # (qrels, judged_grades()): set only on the
-                                                                         # blocks of systems `per_list` makes
+    _grades_memo: tuple = field(default=(), repr=False, compare=False)   # (qrels, judged_grades()), its first call
 
     @property
     def runs(self) -> pd.DataFrame:
@@ -51,9 +50,9 @@ class Campaign:
         return self.runs_fn
 
     def _memo(self, name: str, value):
-        "Remember `value` in the field `name`: the one write after construction, a memo cache (the ordered runs frame "
-        "replaces the function that builds it on first use). A frozen dataclass refuses `self.name = value`, hence "
-        "`object.__setattr__`; nothing else may change a campaign."
+        "Remember `value` in the field `name`: the writes after construction are memo caches (the ordered runs "
+        "frame replaces the function that builds it on first use; the judged grades). A frozen dataclass refuses "
+        "`self.name = value`, hence `object.__setattr__`; nothing else may change a campaign."
         object.__setattr__(self, name, value)
         return value
 
@@ -93,7 +92,9 @@ class Campaign:
             o = np.argsort(key, kind="stable")
             t, d, g, key = t[o], d[o], g[o], key[o]
         first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-        return t[first].astype(np.int32), d[first].astype(np.int32), np.maximum.reduceat(g, first).astype(np.int64)
+        out = t[first].astype(np.int32), d[first].astype(np.int32), np.maximum.reduceat(g, first).astype(np.int64)
+        for a in out: a.setflags(write=False)      # (shared by every later call: each measure asks for them, and a
+        return self._memo("_grades_memo", (self.qrels, out))[1]     # million judgments take 0.05 s to sort again)
 
     def evaluated(self,
                   threshold: int = 1  # the relevance level
