@@ -17,7 +17,9 @@ any installed package), with its peak RSS:
                  then AP, nDCG and P@100 of the Campaign;
   irinnov_naive  read_runs + read_qrels, then average_precision(runs, qrels), ndcg(runs, qrels),
                  precision(runs, qrels, k=100): each call hands over the frames (the encoding cache serves the 2nd, 3rd);
-  pytrec_eval    parse_run / parse_qrel of every file, RelevanceEvaluator(map, ndcg, P_100), evaluate each run;
+  pytrec_eval    parse_qrel, RelevanceEvaluator(map, ndcg, P_100), then each run parsed, evaluated and dropped, as its
+                 users write it (before 2026-11-30: every run parsed and held first, now the tool pytrec_eval_held;
+                 slower where the runs' dicts fill the memory);
   trec_eval      9.0.8 built from ../shared/oracles in a temporary folder: `trec_eval -c -m map -m ndcg -m P.100
                  [-M depth] qrels run`, one process per run file, run one after another (the time is their sum).
 Tools alternate repetition by repetition; the median and the best of --repeat are printed, with ratios to irinnov.
@@ -71,28 +73,41 @@ def _irinnov_files(data: Path, depth) -> dict:
     return {"read": t1 - t0, "rest": t2 - t1, "means": {k: v.to_dict() for k, v in zip(("AP", "nDCG", "P@100"), means)}}
 
 
-def _pytrec_eval(data: Path, depth, naive: bool) -> dict:
+def _pytrec_eval(data: Path, depth, naive: bool, held: bool = False) -> dict:
+    "pytrec_eval as its users write it: the qrels, then each run parsed, evaluated and dropped (`held`: every run "
+    "parsed first and kept, then evaluated; slower where the runs' dicts fill the memory)."
     import pytrec_eval
     t0 = time.perf_counter()
     with open(data / "qrels.txt") as f: qrels = pytrec_eval.parse_qrel(f)
-    runs = {}
-    for p in sorted((data / "runs").iterdir()):
-        with open(p) as f: runs[p.name[len("input."):]] = pytrec_eval.parse_run(f)
-    t1 = time.perf_counter()
     ev = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg", "P_100"})
     topics = [q for q, d in qrels.items() if any(g >= 1 for g in d.values())]
     means = {"AP": {}, "nDCG": {}, "P@100": {}}
-    for name, run in runs.items():
+    files = sorted((data / "runs").iterdir())
+    read, held_runs = time.perf_counter() - t0, {}
+
+    def parse(p):
+        with open(p) as f: return pytrec_eval.parse_run(f)
+
+    if held:
+        t = time.perf_counter()
+        held_runs = {p: parse(p) for p in files}
+        read += time.perf_counter() - t
+    for p in files:
+        t = time.perf_counter()
+        run = held_runs.pop(p) if held else parse(p)
+        read += time.perf_counter() - t
         res = ev.evaluate(run)
         for m, key in (("AP", "map"), ("nDCG", "ndcg"), ("P@100", "P_100")):
-            means[m][name] = sum(res.get(q, {}).get(key, 0.0) for q in topics) / len(topics)
+            means[m][p.name[len("input."):]] = sum(res.get(q, {}).get(key, 0.0) for q in topics) / len(topics)
+        del run, res
     t2 = time.perf_counter()
-    return {"read": t1 - t0, "rest": t2 - t1, "means": means}
+    return {"read": read, "rest": t2 - t0 - read, "means": means}
 
 
 def child(tool: str, data: Path, depth):
     fn = {"irinnov": lambda: _irinnov(data, depth, False), "irinnov_naive": lambda: _irinnov(data, depth, True),
-          "irinnov_files": lambda: _irinnov_files(data, depth), "pytrec_eval": lambda: _pytrec_eval(data, depth, False)}[tool]
+          "irinnov_files": lambda: _irinnov_files(data, depth), "pytrec_eval": lambda: _pytrec_eval(data, depth, False),
+          "pytrec_eval_held": lambda: _pytrec_eval(data, depth, False, held=True)}[tool]
     out = fn()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(out))
