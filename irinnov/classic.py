@@ -185,7 +185,9 @@ def ndcg(runs: RunsLike, # a Campaign, or runs (with `qrels`)
     if k is not None: k = _check_k(k)
     return c.score_table(_ndcg_values(c, k), name_of("nDCG", k), all_topics=True)
 
+# %% ../nbs/02_metrics.ipynb #e14ce15c
 def _ndcg_values(c: Campaign, k: int | None) -> np.ndarray:
+    "Each list's nDCG (S, Q) to the cut-off `k` (None: whole lists)."
     ideal = {}      # each topic's ideal DCG, once for the blocks of systems sharing the qrels (not once per block)
     def val(c):
         dcg = _dcg(c.grades[:, :, :k])
