@@ -90,6 +90,10 @@ def _judged(qrels: pd.DataFrame | tuple, rows: int) -> _Judged:
     "Code the qrels (a frame, or a dictionary's blocks) once; a dense (topic, judged doc) grade table when it is no "
     "larger than the runs (`rows`)."
     topics, judged, q, gkey, gval = _block_codes(*qrels[:4]) if isinstance(qrels, tuple) else _qrels_codes(qrels)
+    return _with_table(topics, judged, q, gkey, gval, rows)
+
+def _with_table(topics: np.ndarray, judged: np.ndarray, q, gkey: np.ndarray, gval: np.ndarray, rows: int) -> _Judged:
+    "Coded qrels, with the dense (topic, judged doc) grade table when it is no larger than the runs (`rows`)."
     size = len(topics) * max(len(judged), 1)
     table = None
     if size <= max(rows, 1 << 20):

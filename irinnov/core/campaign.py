@@ -15,7 +15,7 @@ from .read import RUN_COLUMNS, _Columns, _is_marked, _qrels_input, mark_unique
 from .order import _Lists, _check_unique, _lists, _ordered_fn
 from .arrays import (
     NO_GRADE, PAD, _CELL_BYTES, _Judged, _apart, _check_dense, _dense_cap, _dense_error, _judged, _kept, _length_groups,
-    _no_common_topics, _place, _ragged_cap)
+    _no_common_topics, _place, _ragged_cap, _with_table)
 
 # %% auto #0
 __all__ = ['UndefinedMeasureWarning', 'Campaign', 'LongLists', 'name_indices', 'judged_only', 'emptied']
@@ -316,6 +316,12 @@ def _encode(runs: pd.DataFrame, qrels: pd.DataFrame, score_dtype: str, depth: in
                  score_dtype=score_dtype, overflow=long)
     if not L.in_place: L.tie_pos = L.tie_rows = L.tie_pos[:0].copy()   # the permutation says it all: kept lists, less memory
     return c, L
+
+# %% ../../nbs/00d_campaign.ipynb #78dc4663
+def _judged_of(c: Campaign, rows: int) -> _Judged:
+    "The coded qrels a campaign was encoded with, to encode more runs against them without coding the qrels again."
+    t, d, g = c.judged_grades()
+    return _with_table(c.topics, c.judged_docs, c.qrels, t.astype(np.int64) * max(len(c.judged_docs), 1) + d, g, rows)
 
 # %% ../../nbs/00d_campaign.ipynb #83423459
 def name_indices(names: np.ndarray,  # the campaign's names (systems or topics)
