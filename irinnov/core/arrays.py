@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -69,15 +69,15 @@ class _Judged:
     gval: np.ndarray          # their grades
     table: np.ndarray | None  # (Q·J,) the grade of every key, where that table is small
     by_topic: tuple | None = None   # the qrels rows in topic order and each topic's first (for long lists' blocks)
+    ids: dict = field(default_factory=dict, repr=False, compare=False)   # {Arrow string type: judged ids}: `judged_ids`
 
     def __len__(self) -> int: return len(self.qrels)     # (the judgments, as the other qrels forms count them)
 
     def judged_ids(self, type: pa.DataType) -> pa.Array:
         "The judged doc ids as an Arrow array of `type` (the runs' string type), made once for every batch looked up."
         # (made from Python strings: 10 ms for 250 k ids, paid again by each batch of a campaign read from files)
-        cache = self.__dict__.setdefault("_ids", {})
-        if type not in cache: cache[type] = _arrow(self.judged, type)
-        return cache[type]
+        if type not in self.ids: self.ids[type] = _arrow(self.judged, type)
+        return self.ids[type]
 
     def grade_of(self, key: np.ndarray) -> np.ndarray:
         "The grade (int16) of each (topic, judged doc) key; `NO_GRADE` where that doc is not judged for that topic."

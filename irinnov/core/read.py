@@ -371,12 +371,9 @@ def _qrels_lines(path, data, comments: bool):
     # line whose first byte is '#' and reads the next line as a judgment whatever it holds (a run file's comments and
     # blank lines are skipped wherever they are, as `_strip_comments` does)
     if data.isspace(): return                  # an empty file: said by the caller
-    m = _BLANK_FIRST.match(data)
-    line = 1 if m else None                    # (an empty first line is line 1, not the line after its newline)
-    if m is None:
-        m = _BLANK.search(data)
-        if m: line = data.count(b"\n", 0, m.start()) + 2
-    if m: raise TrecFormatError(path, line,
+    first = _BLANK_FIRST.match(data)           # (a blank first line is line 1; any other, the line after a newline)
+    m = first or _BLANK.search(data)
+    if m: raise TrecFormatError(path, 1 if first else data.count(b"\n", 0, m.start()) + 2,
                                 "a blank line, which trec_eval refuses in a qrels file (\"Malformed line\")")
     if not comments or b"#" not in data: return
     line, pos, last = 1, 0, None
